@@ -1,0 +1,72 @@
+# causalkg: every target below the set-up ones calls only the `causalkg` CLI.
+#   make kg      venv + corpus + linker + QA model (trained once) + extraction + KG + store
+#   make test    the test suite (offline)
+# See the README for the rest.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+CK     := $(BIN)/causalkg
+PIP    := $(BIN)/pip --disable-pip-version-check -q
+STAMP  := $(VENV)/.installed
+ENDPOINT ?=
+export HF_HUB_DISABLE_TELEMETRY := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: all venv system-deps corpus link qa-model extract kg export eval test bench docs clean help
+
+all: kg
+
+help:
+	@sed -n '1,/^$$/p' Makefile
+
+# The virtualenv. torch is pinned by constraints.txt on every pip call, so no dependency can
+# pull the multi-GB CUDA build.
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -c constraints.txt --upgrade pip
+	$(PIP) install -c constraints.txt torch==2.13.0
+	$(PIP) install -c constraints.txt -e '.[dev,notebooks,bench]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# Debian packages the tests use: WordNet (METEOR offline) and Virtuoso (a real SPARQL server).
+system-deps:
+	bash scripts/install_system_deps.sh
+
+corpus: venv
+	$(CK) corpus build
+
+link: corpus
+	$(CK) link build
+
+qa-model: venv
+	$(CK) kg train-qa --if-missing
+
+extract: corpus qa-model
+	$(CK) kg extract
+
+kg: link extract
+	$(CK) kg assemble
+	$(CK) kg export
+	$(CK) kg summary
+
+export: venv
+	@test -n "$(ENDPOINT)" || (echo "usage: make export ENDPOINT=http://host:port/..."; exit 2)
+	$(CK) kg export --endpoint "$(ENDPOINT)"
+
+eval: venv
+	$(CK) eval report
+
+test: venv system-deps
+	$(BIN)/python -m pytest -q -x --durations=15
+
+bench: venv
+	$(BIN)/python -m bench
+
+docs: venv
+	$(BIN)/python scripts/gen_cli_docs.py
+
+clean:
+	rm -rf data/ .pytest_cache

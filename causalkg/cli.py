@@ -1,0 +1,167 @@
+"""The ``causalkg`` command: noun-verb subcommands, one per library function.
+
+Each stage registers its commands from its own ``cli`` module (``corpus.cli``, ``linking.cli``,
+``kg.cli``, ``evaluation.cli``). A command parses typed options, resolves the configuration
+(defaults < ``--config FILE`` < ``--set key=value`` < the command's own flags) and calls one
+library function with the same name and arguments; the Python API and the CLI do the same thing.
+
+Errors: a ``CausalKGError`` prints one line, ``error: ...`` with the fix, and exits non-zero
+(2 for configuration and usage errors); ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import sys
+from typing import Any, Callable, Sequence
+
+from causalkg import __version__
+from causalkg.config import Config, load_config, parse_assignment
+from causalkg.errors import CausalKGError, ConfigError
+
+STAGE_CLIS = ("corpus.cli", "linking.cli", "kg.cli", "evaluation.cli")
+
+Handler = Callable[[argparse.Namespace, Config], "int | None"]
+
+
+def _common_options(suppress: bool) -> argparse.ArgumentParser:
+    """Options every command takes, before or after the command name."""
+    default = argparse.SUPPRESS if suppress else None
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("common options")
+    g.add_argument("--config", metavar="FILE", default=default,
+                   help="a TOML file over the defaults (default: ./causalkg.toml when present)")
+    g.add_argument("--set", dest="overrides", metavar="KEY=VALUE", action="append",
+                   default=default, help="override one config key, e.g. --set wikidata.timeout=30 (repeatable)")
+    g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                   help="show tracebacks and debug logs")
+    g.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                   help="only warnings and errors on stderr")
+    return p
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32, width=100)
+
+
+def add_group(subparsers: Any, name: str, help: str, description: str | None = None) -> Any:
+    """A noun (``corpus``, ``kg``, ...) whose verbs are added to the returned subparsers."""
+    p = subparsers.add_parser(name, help=help, description=description or help, formatter_class=_Formatter)
+    p.set_defaults(_group_parser=p)
+    return p.add_subparsers(dest=f"{name}_command", metavar="COMMAND", title="commands")
+
+
+def add_command(subparsers: Any, name: str, handler: Handler, help: str,
+                description: str | None = None) -> argparse.ArgumentParser:
+    """A verb: its parser (add options to it) calls ``handler(args, cfg)``."""
+    p = subparsers.add_parser(name, help=help, description=description or help,
+                              parents=[_common_options(suppress=True)], formatter_class=_Formatter)
+    p.set_defaults(_handler=handler)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="causalkg",
+        description="Causal knowledge graphs from Wikipedia and Wikidata, and the measures to judge them.",
+        parents=[_common_options(suppress=False)],
+        formatter_class=_Formatter,
+        epilog="Run 'causalkg COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"causalkg {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    config_cmds = add_group(sub, "config", "show the resolved configuration")
+    show = add_command(config_cmds, "show", _config_show, "print the resolved configuration")
+    show.add_argument("--format", choices=["json", "toml"], default="json")
+    for module_name in STAGE_CLIS:
+        importlib.import_module(module_name).register(sub)
+    return parser
+
+
+def _config_show(args: argparse.Namespace, cfg: Config) -> int:
+    if args.format == "json":
+        print(json.dumps(cfg.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(_to_toml(cfg.to_dict()))
+    return 0
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(type(v))
+
+
+def _to_toml(data: dict) -> str:
+    lines: list[str] = []
+    for section, values in data.items():
+        lines.append(f"[{section}]")
+        for k, v in values.items():
+            lines.append(f"{k} = {_toml_value(v)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _setup_logging(debug: bool, quiet: bool) -> None:
+    level = logging.DEBUG if debug else logging.WARNING if quiet else logging.INFO
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s" if not debug else "%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    for name in ("causalkg", "corpus", "linking", "kg", "evaluation"):
+        logging.getLogger(name).setLevel(level)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``causalkg`` command. Returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = bool(getattr(args, "debug", False))
+    _setup_logging(debug, bool(getattr(args, "quiet", False)))
+    handler: Handler | None = getattr(args, "_handler", None)
+    if handler is None:
+        (getattr(args, "_group_parser", None) or parser).print_help()
+        return 2
+    try:
+        overrides = dict(parse_assignment(a) for a in (getattr(args, "overrides", None) or []))
+        cfg = load_config(getattr(args, "config", None), overrides)
+        status = handler(args, cfg)
+        return int(status or 0)
+    except CausalKGError as exc:
+        if debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def run(argv: Sequence[str]) -> int:
+    """Run the CLI in-process (for tests): same as the command line, returns the exit status."""
+    try:
+        return main(list(argv))
+    except SystemExit as exc:  # argparse usage errors and --help
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+
+__all__ = ["main", "run", "add_group", "add_command", "build_parser", "ConfigError"]

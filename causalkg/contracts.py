@@ -1,0 +1,269 @@
+"""The JSONL contracts between stages, written down as pydantic models.
+
+Each model is one line of one file; ``docs/formats.md`` describes the same fields for people.
+Our own records carry ``schema_version``; a reader accepts the same major version and fails
+on another. The WikiCausal shapes (Base KG lines, flat cause/effect pairs) are external formats
+and are modelled exactly as the reference files have them; extra fields ride along
+(``extra="allow"``), so our provenance never breaks a reader that does not know it.
+
+Character offsets are Python string indices (Unicode code points) into the ``text`` they
+refer to: ``text[start:end]`` is the span.
+
+Flow: corpus writes EventClass, Concept, BaseKGLine and CorpusDocument; linking reads Concept
+and returns Candidate; kg reads CorpusDocument, writes Extraction, then KG files in the
+BaseKGLine and FlatPair shapes; evaluation reads those.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+SCHEMA_VERSION = "1"
+
+QID_RE = re.compile(r"^Q[1-9][0-9]*$")
+PID_RE = re.compile(r"^P[1-9][0-9]*$")
+
+QID = Annotated[str, StringConstraints(pattern=QID_RE.pattern)]
+PID = Annotated[str, StringConstraints(pattern=PID_RE.pattern)]
+
+
+def is_qid(value: object) -> bool:
+    return isinstance(value, str) and QID_RE.match(value) is not None
+
+
+class _Open(BaseModel):
+    """Extra fields are kept (they ride alongside); assignment is validated."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+
+class Record(_Open):
+    """A record of one of our own files: it carries ``schema_version``."""
+
+    schema_version: str = SCHEMA_VERSION
+
+    @field_validator("schema_version")
+    @classmethod
+    def _same_major(cls, value: str) -> str:
+        if str(value).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+            raise ValueError(
+                f"schema_version {value!r} is not supported by this version (expects {SCHEMA_VERSION}.x); "
+                "rebuild the file with this version of causalkg"
+            )
+        return value
+
+
+# --- corpus: Wikidata side -------------------------------------------------------------------
+
+
+class EventClass(Record):
+    """One line of ``data/wikidata/event_classes.jsonl``.
+
+    Counts are None when they could not be computed (the offline snapshot has no Wikinews
+    sitelinks); ``count_notes`` says why.
+    """
+
+    id: QID
+    label: str | None = None
+    seed: bool = False  # in the configured seed list (used to build the corpus and Base KG)
+    discovered: bool = False  # found by the Wikinews discovery query
+    wikinews_instances: int | None = None
+    enwiki_instances: int | None = None
+    count_notes: str | None = None
+
+
+class Concept(Record):
+    """One line of ``data/wikidata/concepts.jsonl``: the linking vocabulary.
+
+    ``kind`` is ``class`` for an event class (a seed class or a class in the Base KG) and
+    ``instance`` for an item that is an instance (P31/P279*) of a seed class. ``seed_classes``
+    lists the seed classes the concept falls under (for a seed class, itself included).
+    """
+
+    id: QID
+    kind: Literal["class", "instance"]
+    label: str | None = None
+    aliases: list[str] = Field(default_factory=list)
+    description: str | None = None
+    instance_of: list[QID] = Field(default_factory=list)  # P31
+    subclass_of: list[QID] = Field(default_factory=list)  # P279
+    seed_classes: list[QID] = Field(default_factory=list)
+    enwiki_title: str | None = None
+
+
+class Ref(_Open):
+    """``{"label", "id"}`` as in the WikiCausal examples."""
+
+    label: str | None = None
+    id: QID
+
+
+class BaseKGExample(_Open):
+    cause: Ref
+    effect: Ref
+
+
+class BaseKGConsequence(_Open):
+    id: QID
+    label: str | None = None
+    labels: list[str] = Field(default_factory=list)
+    usage_count: int | None = None
+    page_count: int | None = None
+    facts_count: int | None = None
+    examples: list[BaseKGExample] = Field(default_factory=list)
+
+
+class BaseKGEvent(_Open):
+    id: QID
+    label: str | None = None
+    labels: list[str] = Field(default_factory=list)
+    page_count: int | None = None
+    usage_count: int | None = None
+
+
+class BaseKGLine(_Open):
+    """One line of the WikiCausal Base KG shape (``base-kg-v1.jsonl``, ``base_kg.jsonl``,
+    and our ``causal_kg.jsonl``): an event class and its consequences with instance examples."""
+
+    event: BaseKGEvent
+    consequences: list[BaseKGConsequence] = Field(default_factory=list)
+
+
+class FlatEnd(_Open):
+    label: str | None = None
+    id: list[QID] = Field(min_length=1)
+
+
+class FlatPair(_Open):
+    """One line of the flat WikiCausal KG shape: ``{"cause": {"label", "id": [..]}, "effect": ...}``."""
+
+    cause: FlatEnd
+    effect: FlatEnd
+
+
+# --- corpus: Wikipedia side ------------------------------------------------------------------
+
+
+class DocumentConcept(_Open):
+    """The Wikidata concept a document is about. ``resolved`` is false (and ``id`` null) when
+    the page could not be matched to Wikidata: we never guess a QID."""
+
+    id: QID | None = None
+    label: str | None = None
+    labels: list[str] = Field(default_factory=list)
+    resolved: bool = True
+
+
+class ConceptRef(_Open):
+    id: QID
+    label: str | None = None
+
+
+class Infobox(_Open):
+    name: str
+    fields: dict[str, str] = Field(default_factory=dict)
+
+
+class Heading(_Open):
+    text: str
+    level: int
+
+
+class Section(_Open):
+    """A span of ``text``: the lead has ``heading`` None and level 1."""
+
+    heading: str | None = None
+    level: int
+    start: int
+    end: int
+
+
+class TimelineItem(_Open):
+    date: str | None = None
+    text: str
+
+
+class Timeline(_Open):
+    heading: str
+    items: list[TimelineItem] = Field(default_factory=list)
+
+
+class CorpusDocument(Record):
+    """One line of ``data/corpus/corpus.jsonl``: a superset of the WikiCausal corpus record."""
+
+    id: int
+    title: str
+    url: str
+    document_concept: DocumentConcept
+    text: str
+    first_section: str = ""
+    categories: list[str] = Field(default_factory=list)
+    infobox: Infobox | None = None
+    headings: list[Heading] = Field(default_factory=list)
+    event_concepts: list[ConceptRef] = Field(default_factory=list)
+    timelines: list[Timeline] = Field(default_factory=list)
+    revision_id: int | None = None
+    timestamp: str | None = None
+    sections: list[Section] = Field(default_factory=list)
+
+
+class TextRecord(_Open):
+    """The least a text JSONL line must hold to be extracted from: ``{"id", "text"}``."""
+
+    id: int | str
+    text: str
+
+
+# --- linking ---------------------------------------------------------------------------------
+
+
+class Candidate(_Open):
+    """A linker answer for one phrase, best first."""
+
+    qid: QID
+    label: str | None = None
+    surface: str  # the label or alias that matched
+    score: float
+    kind: Literal["class", "instance"]
+    match: Literal["exact", "nearest"] = "nearest"
+
+
+# --- kg: extraction --------------------------------------------------------------------------
+
+
+class Span(_Open):
+    text: str
+    start: int
+    end: int
+
+
+class SentenceRef(_Open):
+    text: str
+    start: int
+    end: int
+    section: str | None = None
+
+
+class Extraction(Record):
+    """One line of ``data/kg/extractions.jsonl``: a cause -> effect phrase pair in a sentence.
+
+    Offsets of ``sentence``, ``cause`` and ``effect`` are into the document's ``text``.
+    """
+
+    doc_id: str
+    sentence: SentenceRef
+    cause: Span
+    effect: Span
+    direction: Literal["increase", "decrease", "unspecified"] | None = None
+    score: float
+    extractor: str
+    model: str | None = None
+    question: str | None = None
+
+    @field_validator("doc_id", mode="before")
+    @classmethod
+    def _doc_id_str(cls, value: object) -> object:
+        return str(value) if isinstance(value, int) else value

@@ -1,0 +1,192 @@
+"""JSONL reading with validation, and atomic writing.
+
+Every stage boundary is a JSONL file. Readers here validate each line (as JSON, then against a
+pydantic model when one is given) and fail with ``path:line: what is wrong``. With
+``lenient=True`` bad lines are skipped, counted in ``ReadStats`` and reported by the caller;
+nothing is dropped silently.
+
+Writers never leave a half-written file under the final name: they write to a temporary file
+in the same folder, fsync it, and rename it over the target (``atomic_write``). Files ending in
+``.gz`` are compressed transparently on both sides.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable, Iterator, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from causalkg.errors import SchemaError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass
+class ReadStats:
+    """What a reader saw: lines read, records returned, bad lines skipped (lenient mode)."""
+
+    path: str = ""
+    lines: int = 0
+    records: int = 0
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)  # the first few skipped lines' messages
+
+    def note_skip(self, message: str) -> None:
+        self.skipped += 1
+        if len(self.errors) < 20:
+            self.errors.append(message)
+
+    def summary(self) -> str:
+        text = f"{self.path}: {self.records} records from {self.lines} lines"
+        if self.skipped:
+            text += f", {self.skipped} bad lines skipped (--lenient)"
+        return text
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    """One line per problem, ``field.path: message``, joined by ``; ``."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(record)"
+        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+def open_text(path: str | os.PathLike, mode: str = "r") -> IO[str]:
+    """Open a text file, gzip-compressed when the name ends in .gz."""
+    p = str(path)
+    if p.endswith(".gz"):
+        return gzip.open(p, mode + "t", encoding="utf-8")  # type: ignore[return-value]
+    return open(p, mode, encoding="utf-8", newline="\n" if "w" in mode else None)
+
+
+def iter_json_lines(
+    path: str | os.PathLike, *, lenient: bool = False, stats: ReadStats | None = None
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, parsed_json)`` for each non-blank line of a JSONL file.
+
+    Raises SchemaError naming ``path:line`` on a line that is not JSON (unless lenient).
+    """
+    stats = stats if stats is not None else ReadStats()
+    stats.path = str(path)
+    if not Path(path).exists():
+        raise SchemaError(f"{path}: no such file")
+    with open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            stats.lines = lineno
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                message = f"{path}:{lineno}: not valid JSON: {exc.msg} (column {exc.colno})"
+                if not lenient:
+                    raise SchemaError(message) from None
+                stats.note_skip(message)
+                continue
+            yield lineno, value
+
+
+def read_jsonl(
+    path: str | os.PathLike,
+    model: type[M] | None = None,
+    *,
+    lenient: bool = False,
+    stats: ReadStats | None = None,
+    check: Callable[[Any], str | None] | None = None,
+) -> Iterator[Any]:
+    """Stream the records of a JSONL file, validated.
+
+    ``model``: a pydantic model each line must satisfy (records are yielded as model instances);
+    without one, the parsed JSON values are yielded. ``check``: an extra function returning an
+    error message (or None) for a record. Errors raise SchemaError with ``path:line:`` unless
+    ``lenient``, in which case the line is skipped and counted in ``stats``.
+    """
+    stats = stats if stats is not None else ReadStats()
+    for lineno, value in iter_json_lines(path, lenient=lenient, stats=stats):
+        try:
+            record = model.model_validate(value) if model is not None else value
+            problem = check(record) if check is not None else None
+        except ValidationError as exc:
+            problem = format_validation_error(exc)
+        if problem:
+            message = f"{path}:{lineno}: {problem}"
+            if not lenient:
+                raise SchemaError(message)
+            stats.note_skip(message)
+            continue
+        stats.records += 1
+        yield record
+
+
+def to_json_line(record: Any) -> str:
+    """One compact JSON line (no trailing newline). Pydantic models drop unset optional fields."""
+    if isinstance(record, BaseModel):
+        return record.model_dump_json(exclude_none=False)
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
+    """Open a temporary file beside ``path``; on success fsync and rename it to ``path``.
+
+    On an exception the temporary file is removed and ``path`` is left as it was.
+    ``mode`` is "w" (text, UTF-8) or "wb". A ``.gz`` target is gzip-compressed.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    raw = os.fdopen(fd, "wb")
+    try:
+        # mtime=0 keeps gzip output byte-identical across reruns; closing the GzipFile writes
+        # its trailer but leaves ``raw`` open (it was passed in as fileobj).
+        binary: IO = (
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+            if str(target).endswith(".gz")
+            else raw
+        )
+        if "b" in mode:
+            yield binary
+        else:
+            text = io.TextIOWrapper(binary, encoding="utf-8", newline="\n")
+            yield text
+            text.flush()
+            text.detach()
+        if binary is not raw:
+            binary.close()
+        raw.flush()
+        os.fsync(raw.fileno())
+        raw.close()
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            raw.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+
+
+def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> int:
+    """Write records (dicts or pydantic models) as JSONL, atomically. Returns the count."""
+    n = 0
+    with atomic_write(path) as fh:
+        for record in records:
+            fh.write(to_json_line(record))
+            fh.write("\n")
+            n += 1
+    return n
+
+
+def write_json(path: str | os.PathLike, value: Any) -> None:
+    """Write one pretty-printed JSON document atomically."""
+    with atomic_write(path) as fh:
+        json.dump(value, fh, ensure_ascii=False, indent=2, sort_keys=False)
+        fh.write("\n")

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+import json
+
+
+def test_help_lists_every_stage(cli):
+    r = cli("--help")
+    assert r.code == 0
+    for group in ("corpus", "link", "kg", "eval", "config"):
+        assert group in r.out
+
+
+def test_config_show_resolves_set_overrides(cli, in_tmp):
+    r = cli("config", "show", "--set", "wikidata.timeout=12")
+    assert r.code == 0
+    assert json.loads(r.out)["wikidata"]["timeout"] == 12.0
+
+
+def test_config_errors_are_one_line_with_exit_2(cli, in_tmp):
+    r = cli("config", "show", "--set", "wikidata.timout=12")
+    assert r.code == 2
+    assert r.err.strip() == "error: --set: unknown config key wikidata.timout (did you mean wikidata.timeout?)"
+    (in_tmp / "causalkg.toml").write_text("[wikidata]\ntimeout = 'x'\n")
+    r = cli("config", "show")
+    assert r.code == 2 and r.err.startswith("error: causalkg.toml: wikidata.timeout must be a number")
+
+
+def test_config_show_toml_reparses(cli, in_tmp):
+    import tomllib
+
+    r = cli("config", "show", "--format", "toml")
+    assert tomllib.loads(r.out)["wikidata"]["seed_classes"][0] == "Q180684"

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import pytest
+
+from causalkg.config import load_config, parse_assignment
+from causalkg.errors import ConfigError
+
+
+def test_defaults_load_and_have_the_50_seed_classes():
+    cfg = load_config(search_cwd=False)
+    seeds = cfg.get("wikidata.seed_classes")
+    assert len(seeds) == 50 and len(set(seeds)) == 50
+    assert "Q7944" in seeds and "Q8070" in seeds
+    assert cfg["wikidata"]["endpoint"] == "https://query.wikidata.org/sparql"
+
+
+def test_user_file_overrides_and_resolves_paths_against_its_folder(tmp_path):
+    p = tmp_path / "my.toml"
+    p.write_text('[wikidata]\ntimeout = 30\n[paths]\ndata = "out"\n')
+    cfg = load_config(p)
+    assert cfg.get("wikidata.timeout") == 30.0  # an integer is accepted for a float key
+    assert cfg.path("paths.data") == tmp_path / "out"
+
+
+def test_unknown_key_names_it_and_suggests(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text("[wikidata]\nendpont = 'x'\n")
+    with pytest.raises(ConfigError) as exc:
+        load_config(p)
+    assert "unknown config key wikidata.endpont" in str(exc.value)
+    assert "did you mean wikidata.endpoint" in str(exc.value)
+
+
+def test_wrong_type_is_refused(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text("[wikidata]\ntimeout = 'soon'\n")
+    with pytest.raises(ConfigError, match="wikidata.timeout must be a number, got string"):
+        load_config(p)
+
+
+def test_set_overrides_parse_toml_values():
+    assert parse_assignment("wikidata.timeout=5") == ("wikidata.timeout", 5)
+    assert parse_assignment("wikidata.endpoint=http://x/sparql") == ("wikidata.endpoint", "http://x/sparql")
+    assert parse_assignment('wikidata.languages=["en","de"]') == ("wikidata.languages", ["en", "de"])
+    cfg = load_config(search_cwd=False, overrides={"wikidata.max_retries": 2})
+    assert cfg.get("wikidata.max_retries") == 2
+    with pytest.raises(ConfigError):
+        parse_assignment("nodot=1")
+
+
+def test_with_overrides_ignores_unset_flags():
+    cfg = load_config(search_cwd=False)
+    same = cfg.with_overrides({"wikidata.endpoint": None})
+    assert same is cfg
+    changed = cfg.with_overrides({"wikidata.endpoint": "http://127.0.0.1:1/sparql"})
+    assert changed.get("wikidata.endpoint") == "http://127.0.0.1:1/sparql"
+    assert cfg.get("wikidata.endpoint") != changed.get("wikidata.endpoint")
+
+
+def test_broken_toml_is_a_config_error(tmp_path):
+    p = tmp_path / "broken.toml"
+    p.write_text("[wikidata\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(p)

@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from causalkg.contracts import Concept, Extraction, FlatPair
+from causalkg.errors import SchemaError
+from causalkg.jsonl import ReadStats, atomic_write, read_jsonl, write_jsonl
+
+
+def test_round_trip_of_models_is_equal(tmp_path):
+    concepts = [
+        Concept(id="Q7944", kind="class", label="earthquake", aliases=["quake", "tremor"], seed_classes=["Q7944"]),
+        Concept(id="Q1020", kind="instance", label="Malawi", enwiki_title="Malawi"),
+    ]
+    path = tmp_path / "concepts.jsonl"
+    assert write_jsonl(path, concepts) == 2
+    assert list(read_jsonl(path, Concept)) == concepts
+
+
+def test_gz_round_trip_is_deterministic(tmp_path):
+    rows = [{"a": i, "text": "Ünïcödé \"quoted\"\nnewline"} for i in range(3)]
+    p1, p2 = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    write_jsonl(p1, rows)
+    write_jsonl(p2, rows)
+    assert p1.read_bytes() == p2.read_bytes()
+    assert list(read_jsonl(p1)) == rows
+
+
+def test_bad_line_names_path_and_line(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    good = {"cause": {"label": "war", "id": ["Q198"]}, "effect": {"label": "famine", "id": ["Q168247"]}}
+    path.write_text(json.dumps(good) + "\n" + json.dumps({"cause": {"label": "x", "id": ["not-a-qid"]}}) + "\n")
+    with pytest.raises(SchemaError) as exc:
+        list(read_jsonl(path, FlatPair))
+    msg = str(exc.value)
+    assert msg.startswith(f"{path}:2: ")
+    assert "cause.id.0" in msg and "effect: Field required" in msg
+
+
+def test_invalid_json_and_lenient_mode_counts_skips(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"id": "1", "text": "ok"}\n{not json}\n\n{"id": "2", "text": "ok"}\n')
+    with pytest.raises(SchemaError, match=r"x.jsonl:2: not valid JSON"):
+        list(read_jsonl(path))
+    stats = ReadStats()
+    rows = list(read_jsonl(path, lenient=True, stats=stats))
+    assert [r["id"] for r in rows] == ["1", "2"]
+    assert stats.skipped == 1 and stats.records == 2 and stats.lines == 4
+    assert "skipped" in stats.summary()
+
+
+def test_schema_version_of_another_major_is_refused(tmp_path):
+    path = tmp_path / "e.jsonl"
+    rec = {
+        "schema_version": "2", "doc_id": 5, "sentence": {"text": "a", "start": 0, "end": 1},
+        "cause": {"text": "a", "start": 0, "end": 1}, "effect": {"text": "a", "start": 0, "end": 1},
+        "score": 1.0, "extractor": "patterns",
+    }
+    path.write_text(json.dumps(rec) + "\n")
+    with pytest.raises(SchemaError, match="schema_version '2' is not supported"):
+        list(read_jsonl(path, Extraction))
+    rec["schema_version"] = "1"
+    path.write_text(json.dumps(rec) + "\n")
+    (e,) = read_jsonl(path, Extraction)
+    assert e.doc_id == "5"  # integer page ids are normalised to strings
+
+
+def test_atomic_write_leaves_no_partial_file_on_error(tmp_path):
+    target = tmp_path / "out.jsonl"
+    target.write_text("old\n")
+    with pytest.raises(RuntimeError):
+        with atomic_write(target) as fh:
+            fh.write("new partial")
+            raise RuntimeError("killed")
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+
+
+def test_extra_fields_ride_along(tmp_path):
+    path = tmp_path / "p.jsonl"
+    rec = {"cause": {"label": "war", "id": ["Q198"]}, "effect": {"label": "famine", "id": ["Q168247"]},
+           "support": {"sentences": 3}}
+    write_jsonl(path, [FlatPair.model_validate(rec)])
+    assert json.loads(path.read_text()) == rec

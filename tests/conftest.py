@@ -1,0 +1,63 @@
+"""Shared test fixtures. Tests run offline: no hub lookups, no network beyond 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ["CAUSALKG_PROGRESS"] = "never"
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
+SNAPSHOTS = REPO / "snapshots"
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """Run ``causalkg ARGS...`` in-process: ``cli("corpus", "build", ...)`` -> CliResult.
+
+    The working directory is the test's tmp folder unless ``cwd=`` is given, so outputs under
+    ``data/`` never land in the repository.
+    """
+    from causalkg.cli import run
+
+    def invoke(*args: str, cwd: str | os.PathLike | None = None) -> CliResult:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        code = run([str(a) for a in args])
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return invoke
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    """Work in a fresh folder (so ``data/`` outputs go there)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def openai_server():
+    """A started OpenAI-compatible server on 127.0.0.1; set ``.responder`` to script answers."""
+    from causalkg.testing.openai_server import OpenAIServer
+
+    with OpenAIServer() as server:
+        yield server
