@@ -1,18 +1,20 @@
 """The ``causalkg eval ...`` commands. Each family of measures registers its verbs from its own
-module here (``recall``/``precision``, ``soft``/``elo``/``meta``/``align``, ``sqc``/``consistency``)."""
+module in this package (every module here with a ``register(group)`` function is loaded, in name
+order), and each verb is a thin wrapper over one function of ``evaluation``."""
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from typing import Any
 
 from causalkg.cli import add_group
-
-COMMAND_MODULES: tuple[str, ...] = ()
 
 
 def register(subparsers: Any) -> None:
     """Add the ``eval`` group and every measure's verbs to the top-level parser."""
     group = add_group(subparsers, "eval", "evaluate causal KGs and graphs")
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"evaluation.cli.{name}").register(group)
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "register"):
+            module.register(group)
