@@ -79,8 +79,9 @@ class Concept(Record):
     """One line of ``data/wikidata/concepts.jsonl``: the linking vocabulary.
 
     ``kind`` is ``class`` for an event class (a seed class or a class in the Base KG) and
-    ``instance`` for an item that is an instance (P31/P279*) of a seed class. ``seed_classes``
-    lists the seed classes the concept falls under (for a seed class, itself included).
+    ``instance`` for an item that is an instance (P31/P279*) of a seed class, or the effect of
+    a Base KG example (then ``seed_classes`` may be empty). ``seed_classes`` lists the seed
+    classes the concept falls under (for a seed class, itself included).
     """
 
     id: QID
@@ -267,3 +268,94 @@ class Extraction(Record):
     @classmethod
     def _doc_id_str(cls, value: object) -> object:
         return str(value) if isinstance(value, int) else value
+
+
+# --- kg: assembled edges (kg/assemble.py) -- owned by the KG assembly; see docs/kg.md -------
+
+
+class LinkedSpan(Span):
+    """A cause or effect span of a mention with the concept it linked to (the best candidate)."""
+
+    qid: QID
+    label: str | None = None
+    kind: Literal["class", "instance"]
+    link_score: float
+    match: Literal["exact", "nearest"] = "nearest"
+
+
+class KGMention(Record):
+    """One sentence behind an edge: where it is, what was extracted, how each end was linked.
+
+    ``sentence``, ``cause`` and ``effect`` offsets are into the document's ``text`` (as in
+    ``Extraction``); ``*_candidates`` are the linker's answers, best first, with scores.
+    """
+
+    mention_id: str
+    doc_id: str
+    title: str | None = None
+    url: str | None = None
+    revision_id: int | None = None
+    document_concept: QID | None = None  # the concept the page is about, when resolved
+    sentence: SentenceRef
+    cause: LinkedSpan
+    effect: LinkedSpan
+    direction: Literal["increase", "decrease", "unspecified"] | None = None
+    score: float
+    extractor: str
+    model: str | None = None
+    question: str | None = None
+    cause_candidates: list[Candidate] = Field(default_factory=list)
+    effect_candidates: list[Candidate] = Field(default_factory=list)
+
+    @field_validator("doc_id", mode="before")
+    @classmethod
+    def _doc_id_str(cls, value: object) -> object:
+        return str(value) if isinstance(value, int) else value
+
+
+class EdgeSupport(_Open):
+    """How much text stands behind an edge. ``sentences``/``documents`` are distinct, over the
+    edge's own mentions and those of the lower-level edges lifted into it."""
+
+    sentences: int
+    documents: int
+    mentions: int
+    direct_mentions: int
+    examples: int = 0
+
+
+class ScoreSummary(_Open):
+    best: float
+    mean: float
+
+
+class EdgeExample(BaseKGExample):
+    """A lower-level edge (instance or mixed) lifted into a class edge; ``edge_id`` names it."""
+
+    edge_id: str
+
+
+class KGEdge(FlatPair):
+    """One line of ``data/kg/causal_kg_pairs.jsonl``: the flat WikiCausal pair shape (``cause``/
+    ``effect`` with ``label`` and ``id: [QID]``) plus the edge's level, support, scores,
+    lifted examples and every mention as provenance."""
+
+    schema_version: str = SCHEMA_VERSION
+    edge_id: str
+    level: Literal["class", "instance", "mixed"]
+    cause_kind: Literal["class", "instance"]
+    effect_kind: Literal["class", "instance"]
+    support: EdgeSupport
+    score: ScoreSummary
+    link_score: ScoreSummary
+    examples: list[EdgeExample] = Field(default_factory=list)
+    lifted_to: list[str] = Field(default_factory=list)
+    mentions: list[KGMention] = Field(default_factory=list)
+
+    @field_validator("schema_version")
+    @classmethod
+    def _same_major(cls, value: str) -> str:
+        return Record._same_major(value)
+
+
+# --- end of the kg assembly block ------------------------------------------------------------

@@ -29,6 +29,15 @@ from causalkg.errors import SchemaError
 M = TypeVar("M", bound=BaseModel)
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 @dataclass
 class ReadStats:
     """What a reader saw: lines read, records returned, bad lines skipped (lenient mode)."""
@@ -144,6 +153,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; outputs follow the umask like open() does
     raw = os.fdopen(fd, "wb")
     try:
         # mtime=0 keeps gzip output byte-identical across reruns; closing the GzipFile writes

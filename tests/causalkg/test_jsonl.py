@@ -84,3 +84,14 @@ def test_extra_fields_ride_along(tmp_path):
            "support": {"sentences": 3}}
     write_jsonl(path, [FlatPair.model_validate(rec)])
     assert json.loads(path.read_text()) == rec
+
+
+def test_atomic_write_follows_the_umask(tmp_path):
+    import os
+
+    from causalkg.jsonl import _UMASK
+
+    target = tmp_path / "x.jsonl"
+    write_jsonl(target, [{"a": 1}])
+    assert (target.stat().st_mode & 0o777) == (0o666 & ~_UMASK)
+    assert os.access(target, os.R_OK)
