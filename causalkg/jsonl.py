@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator, TypeVar
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from causalkg.errors import SchemaError
@@ -77,6 +78,23 @@ def open_text(path: str | os.PathLike, mode: str = "r") -> IO[str]:
     return open(p, mode, encoding="utf-8", newline="\n" if "w" in mode else None)
 
 
+def loads(data: bytes | str) -> Any:
+    """Parse one JSON document: orjson (about 3x faster than ``json``) with ``json`` as the
+    fallback for what orjson refuses but Python writes (NaN, Infinity)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
+
+
+def _json_problem(line: bytes, exc: ValueError) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 (byte {exc.start + 1})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} (column {exc.colno})"
+    return str(exc)
+
+
 def iter_json_lines(
     path: str | os.PathLike, *, lenient: bool = False, stats: ReadStats | None = None
 ) -> Iterator[tuple[int, Any]]:
@@ -88,15 +106,16 @@ def iter_json_lines(
     stats.path = str(path)
     if not Path(path).exists():
         raise SchemaError(f"{path}: no such file")
-    with open_text(path) as fh:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as fh:
         for lineno, line in enumerate(fh, 1):
             stats.lines = lineno
             if not line.strip():
                 continue
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                message = f"{path}:{lineno}: not valid JSON: {exc.msg} (column {exc.colno})"
+                value = loads(line)
+            except ValueError as exc:  # JSONDecodeError, and UnicodeDecodeError for bad UTF-8
+                message = f"{path}:{lineno}: not valid JSON: {_json_problem(line, exc)}"
                 if not lenient:
                     raise SchemaError(message) from None
                 stats.note_skip(message)

@@ -76,11 +76,12 @@ class KGReadStats(ReadStats):
         return f"{text} ({shapes})" if shapes else text
 
 
-def _flat_ok(value: dict) -> bool:
+def _flat_ok(value: dict, valid: set) -> bool:
     """True when ``value`` certainly satisfies ``FlatPair`` (false means: ask pydantic).
 
     Written out flat, without helper calls: recall runs it once per line of a KG that may hold
-    millions of lines. It is never more lenient than the model."""
+    millions of lines. It is never more lenient than the model. ``valid`` memoises the ids
+    already checked against the QID pattern (a KG repeats the same few thousand ids)."""
     cause = value.get("cause")
     effect = value.get("effect")
     if type(cause) is not dict or type(effect) is not dict:
@@ -95,14 +96,18 @@ def _flat_ok(value: dict) -> bool:
     if type(ids) is not list or not ids:
         return False
     for i in ids:
-        if type(i) is not str or _qid_fullmatch(i) is None:
-            return False
+        if i not in valid:
+            if type(i) is not str or _qid_fullmatch(i) is None:
+                return False
+            valid.add(i)
     ids = effect.get("id")
     if type(ids) is not list or not ids:
         return False
     for i in ids:
-        if type(i) is not str or _qid_fullmatch(i) is None:
-            return False
+        if i not in valid:
+            if type(i) is not str or _qid_fullmatch(i) is None:
+                return False
+            valid.add(i)
     return True
 
 
@@ -166,10 +171,11 @@ def iter_kg_records(
     """
     stats = stats if stats is not None else KGReadStats()
     shapes = stats.shapes
+    valid_ids: set = set()
     for lineno, value in iter_json_lines(path, lenient=lenient, stats=stats):
         # The common case first: a flat line that passes the fast check.
         if type(value) is dict and "event" not in value and "cause" in value and "effect" in value \
-                and require is None and _flat_ok(value):
+                and require is None and _flat_ok(value, valid_ids):
             stats.records += 1
             shapes[FLAT] += 1
             yield lineno, FLAT, value

@@ -95,3 +95,15 @@ def test_atomic_write_follows_the_umask(tmp_path):
     write_jsonl(target, [{"a": 1}])
     assert (target.stat().st_mode & 0o777) == (0o666 & ~_UMASK)
     assert os.access(target, os.R_OK)
+
+
+def test_reader_accepts_nan_and_reports_bad_utf8(tmp_path):
+    import math
+
+    path = tmp_path / "n.jsonl"
+    path.write_bytes(b'{"score": NaN}\n{"text": "caf\\u00e9"}\n')
+    rows = list(read_jsonl(path))
+    assert math.isnan(rows[0]["score"]) and rows[1]["text"] == "café"
+    path.write_bytes(b'{"text": "ok"}\n{"text": "\xff\xfe"}\n')
+    with pytest.raises(SchemaError, match=r"n.jsonl:2: not valid JSON: not UTF-8"):
+        list(read_jsonl(path))
