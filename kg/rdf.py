@@ -1,0 +1,518 @@
+"""The causal KG as RDF: the vocabulary, the triples of each edge, and the Turtle / N-Triples writers.
+
+Flow: ``kg/assemble.py`` aggregates linked mentions into ``KGEdge`` records and calls
+:func:`write_rdf` here; ``kg/store.py`` and ``kg/graphstore.py`` load the N-Triples chunks into a
+triple store. The vocabulary (namespace ``ck:``) is documented in ``kg/ontology/causalkg.ttl``
+and ``docs/kg.md``.
+
+The model, in short (every resource is an IRI: no blank nodes, so the N-Triples chunks can be
+uploaded separately and a retried upload never duplicates anything):
+
+* nodes are Wikidata entities ``wd:Q..`` with ``rdfs:label`` and a type,
+  ``ck:ClassConcept`` or ``ck:InstanceConcept``;
+* each edge is asserted directly, ``wd:A ck:causes wd:B``, and as a resource
+  ``ckr:edge/A_B a ck:CausalEdge`` carrying ``ck:cause``, ``ck:effect``, ``ck:level``, support
+  counts, scores, ``ck:liftedFrom`` (the instance edges a class edge was lifted from) and
+  ``prov:wasDerivedFrom`` its mentions;
+* a mention ``ckr:mention/<hash> a ck:Mention`` holds the sentence (``schema:text``), the
+  character offsets, the extractor, model, question and scores, ``dcterms:source`` the
+  Wikipedia page and ``prov:wasQuotedFrom`` the page revision.
+
+Literals and IRIs are rdflib terms, so quotes, newlines and any script are escaped by rdflib;
+each triple is produced exactly once, so the number of N-Triples lines is the triple count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from decimal import Decimal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping, Sequence
+
+from rdflib import RDF, RDFS, Graph, Literal, Namespace, URIRef
+from rdflib.namespace import DCTERMS, PROV, SDO, XSD
+
+from causalkg.contracts import BaseKGLine, Concept, KGEdge, KGMention, is_qid
+from causalkg.errors import SchemaError, StoreError
+from causalkg.jsonl import atomic_write
+
+CK = Namespace("https://w3id.org/causalkg/ns#")
+RESOURCE_BASE = "https://w3id.org/causalkg/"
+WD = Namespace("http://www.wikidata.org/entity/")
+WDT = Namespace("http://www.wikidata.org/prop/direct/")
+
+PREFIXES: dict[str, str] = {
+    "ck": str(CK),
+    "wd": str(WD),
+    "wdt": str(WDT),
+    "rdf": str(RDF),
+    "rdfs": str(RDFS),
+    "xsd": str(XSD),
+    "prov": str(PROV),
+    "dcterms": str(DCTERMS),
+    "schema": str(SDO),
+    "edge": RESOURCE_BASE + "edge/",
+    "mention": RESOURCE_BASE + "mention/",
+}
+
+Triple = tuple[URIRef, URIRef, URIRef | Literal]
+
+# Characters RFC 3987 does not allow anywhere in an IRI; Wikipedia URLs may hold some of them.
+_IRI_UNSAFE = re.compile(r'[\x00-\x20<>"{}|\\^`\x7f-\x9f]')
+
+
+@dataclass(frozen=True)
+class RdfOptions:
+    """How edges become triples.
+
+    ``lang``: the language tag of labels; ``revision_base``: the prefix a revision id is
+    appended to (``https://en.wikipedia.org/w/index.php?oldid=``), or None for no revision IRIs;
+    ``wikidata_effect``: also assert ``wdt:P1542`` (off by default, see docs/kg.md).
+    """
+
+    lang: str = "en"
+    revision_base: str | None = "https://en.wikipedia.org/w/index.php?oldid="
+    wikidata_effect: bool = False
+
+
+def revision_base_for(url_base: str) -> str | None:
+    """``https://en.wikipedia.org/wiki/`` -> ``https://en.wikipedia.org/w/index.php?oldid=``."""
+    if url_base.endswith("/wiki/"):
+        return url_base[: -len("wiki/")] + "w/index.php?oldid="
+    return None
+
+
+# --- terms -----------------------------------------------------------------------------------
+
+
+def entity(qid: str) -> URIRef:
+    """The Wikidata entity IRI of a validated QID. Raises SchemaError on anything else."""
+    if not is_qid(qid):
+        raise SchemaError(f"not a Wikidata item id: {qid!r}")
+    return WD[qid]
+
+
+def edge_id_for(cause: str, effect: str) -> str:
+    """The id of the edge between two QIDs (also the last segment of its IRI)."""
+    entity(cause), entity(effect)
+    return f"{cause}_{effect}"
+
+
+def edge_iri(edge_id: str) -> URIRef:
+    cause, sep, effect = edge_id.partition("_")
+    if not sep or not is_qid(cause) or not is_qid(effect):
+        raise SchemaError(f"not an edge id (Qcause_Qeffect): {edge_id!r}")
+    return URIRef(f"{RESOURCE_BASE}edge/{edge_id}")
+
+
+def mention_id_for(doc_id: str, sentence_start: int, cause: tuple[int, int], effect: tuple[int, int],
+                   extractor: str) -> str:
+    """A stable id for one extracted pair in one place of one document (hex, 20 digits)."""
+    key = f"{doc_id}\x1f{sentence_start}\x1f{cause[0]}:{cause[1]}\x1f{effect[0]}:{effect[1]}\x1f{extractor}"
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+
+
+def mention_iri(mention_id: str) -> URIRef:
+    if not re.fullmatch(r"[0-9a-f]{8,64}", mention_id):
+        raise SchemaError(f"not a mention id (hex digest): {mention_id!r}")
+    return URIRef(f"{RESOURCE_BASE}mention/{mention_id}")
+
+
+def safe_iri(url: str) -> str | None:
+    """``url`` with the characters IRIs forbid percent-encoded (UTF-8), or None if it is still
+    not an absolute IRI (checked with Oxigraph's IRI parser)."""
+    import pyoxigraph
+
+    text = _IRI_UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group(0).encode("utf-8")), url)
+    try:
+        pyoxigraph.NamedNode(text)
+    except ValueError:
+        return None
+    return text
+
+
+def _int(value: int) -> Literal:
+    return Literal(int(value), datatype=XSD.integer)
+
+
+def _score(value: float) -> Literal:
+    # xsd:decimal of the value rounded to six places: exact, readable in Turtle ("0.93", not
+    # "9.3e-01"), and the same on every platform.
+    return Literal(Decimal(repr(round(float(value), 6))), datatype=XSD.decimal)
+
+
+def _text(value: str) -> Literal:
+    return Literal(value)
+
+
+# --- triples ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    qid: str
+    label: str | None
+    kind: str  # class | instance
+    seed_classes: tuple[str, ...] = ()
+    instance_of: tuple[str, ...] = ()
+
+
+def node_info(qid: str, concept: Concept | None, *, label: str | None, kind: str) -> NodeInfo:
+    if concept is None:
+        return NodeInfo(qid, label, kind)
+    return NodeInfo(
+        qid,
+        concept.label or label,
+        concept.kind or kind,
+        tuple(q for q in concept.seed_classes if q != qid),
+        tuple(concept.instance_of),
+    )
+
+
+def node_triples(node: NodeInfo, options: RdfOptions) -> list[Triple]:
+    s = entity(node.qid)
+    out: list[Triple] = [(s, RDF.type, CK.ClassConcept if node.kind == "class" else CK.InstanceConcept)]
+    if node.label:
+        out.append((s, RDFS.label, Literal(node.label, lang=options.lang)))
+    for q in node.seed_classes:
+        out.append((s, CK.seedClass, entity(q)))
+    for q in node.instance_of:
+        # A Wikidata statement copied from the concepts file (P31), so joins with Wikidata work.
+        out.append((s, WDT.P31, entity(q)))
+    return out
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """A Wikipedia page behind some mentions: its IRI, title, id, and the concept it is about."""
+
+    iri: str
+    title: str | None
+    doc_id: str
+    about: str | None
+
+
+def page_triples(page: PageInfo) -> list[Triple]:
+    s = URIRef(page.iri)
+    out: list[Triple] = [(s, RDF.type, SDO.Article), (s, CK.pageId, _text(page.doc_id))]
+    if page.title:
+        out.append((s, DCTERMS.title, _text(page.title)))
+    if page.about and is_qid(page.about):
+        out.append((s, SDO.about, entity(page.about)))
+    return out
+
+
+def revision_triples(revision_iri: str, page_iri: str | None, revision_id: int) -> list[Triple]:
+    s = URIRef(revision_iri)
+    out: list[Triple] = [(s, RDF.type, PROV.Entity), (s, CK.revisionId, _int(revision_id))]
+    if page_iri:
+        out.append((s, PROV.specializationOf, URIRef(page_iri)))
+    return out
+
+
+def revision_iri_for(options: RdfOptions, revision_id: int | None) -> str | None:
+    if revision_id is None or options.revision_base is None:
+        return None
+    return safe_iri(f"{options.revision_base}{int(revision_id)}")
+
+
+def mention_triples(m: KGMention, options: RdfOptions) -> list[Triple]:
+    s = mention_iri(m.mention_id)
+    out: list[Triple] = [
+        (s, RDF.type, CK.Mention),
+        (s, CK.documentId, _text(m.doc_id)),
+        (s, SDO.text, _text(m.sentence.text)),
+        (s, CK.sentenceStart, _int(m.sentence.start)),
+        (s, CK.sentenceEnd, _int(m.sentence.end)),
+        (s, CK.causeText, _text(m.cause.text)),
+        (s, CK.causeStart, _int(m.cause.start)),
+        (s, CK.causeEnd, _int(m.cause.end)),
+        (s, CK.causeConcept, entity(m.cause.qid)),
+        (s, CK.causeLinkScore, _score(m.cause.link_score)),
+        (s, CK.effectText, _text(m.effect.text)),
+        (s, CK.effectStart, _int(m.effect.start)),
+        (s, CK.effectEnd, _int(m.effect.end)),
+        (s, CK.effectConcept, entity(m.effect.qid)),
+        (s, CK.effectLinkScore, _score(m.effect.link_score)),
+        (s, CK.extractionScore, _score(m.score)),
+        (s, CK.extractor, _text(m.extractor)),
+    ]
+    if m.sentence.section is not None:
+        out.append((s, CK.section, _text(m.sentence.section)))
+    if m.model:
+        out.append((s, CK.model, _text(m.model)))
+    if m.question:
+        out.append((s, CK.question, _text(m.question)))
+    if m.direction:
+        out.append((s, CK.direction, _text(m.direction)))
+    page = safe_iri(m.url) if m.url else None
+    if page:
+        out.append((s, DCTERMS.source, URIRef(page)))
+    revision = revision_iri_for(options, m.revision_id)
+    if revision:
+        out.append((s, PROV.wasQuotedFrom, URIRef(revision)))
+    return out
+
+
+def edge_triples(edge: KGEdge, options: RdfOptions) -> list[Triple]:
+    """The direct ``ck:causes`` triple and the edge resource (not its mentions)."""
+    cause, effect = edge.cause.id[0], edge.effect.id[0]
+    s = edge_iri(edge.edge_id)
+    out: list[Triple] = [
+        (entity(cause), CK.causes, entity(effect)),
+        (s, RDF.type, CK.CausalEdge),
+        (s, CK.cause, entity(cause)),
+        (s, CK.effect, entity(effect)),
+        (s, CK.level, _text(edge.level)),
+        (s, CK.supportSentences, _int(edge.support.sentences)),
+        (s, CK.supportDocuments, _int(edge.support.documents)),
+        (s, CK.mentionCount, _int(edge.support.mentions)),
+        (s, CK.exampleCount, _int(edge.support.examples)),
+        (s, CK.bestScore, _score(edge.score.best)),
+        (s, CK.meanScore, _score(edge.score.mean)),
+        (s, CK.bestLinkScore, _score(edge.link_score.best)),
+        (s, CK.meanLinkScore, _score(edge.link_score.mean)),
+    ]
+    if options.wikidata_effect:
+        out.append((entity(cause), WDT.P1542, entity(effect)))
+    for ex in edge.examples:
+        out.append((s, CK.liftedFrom, edge_iri(ex.edge_id)))
+    for m in edge.mentions:
+        out.append((s, PROV.wasDerivedFrom, mention_iri(m.mention_id)))
+    return out
+
+
+def kg_blocks(
+    edges: Sequence[KGEdge], concepts: Mapping[str, Concept], options: RdfOptions
+) -> Iterator[list[Triple]]:
+    """The KG's triples in blocks (nodes, then pages and revisions, then each edge with its
+    mentions), each triple exactly once, in a deterministic order."""
+    nodes: dict[str, NodeInfo] = {}
+    for e in edges:
+        for ref, kind in ((e.cause, e.cause_kind), (e.effect, e.effect_kind)):
+            q = ref.id[0]
+            if q not in nodes:
+                nodes[q] = node_info(q, concepts.get(q), label=ref.label, kind=kind)
+    for q in sorted(nodes, key=lambda x: int(x[1:])):
+        yield node_triples(nodes[q], options)
+
+    pages: dict[str, PageInfo] = {}
+    revisions: dict[str, tuple[str | None, int]] = {}
+    for e in edges:
+        for m in e.mentions:
+            page = safe_iri(m.url) if m.url else None
+            if page and page not in pages:
+                pages[page] = PageInfo(page, m.title, m.doc_id, m.document_concept)
+            rev = revision_iri_for(options, m.revision_id)
+            if rev and rev not in revisions and m.revision_id is not None:
+                revisions[rev] = (page, m.revision_id)
+    for page in sorted(pages):
+        yield page_triples(pages[page])
+    for rev in sorted(revisions):
+        yield revision_triples(rev, *revisions[rev])
+
+    for e in edges:
+        block = edge_triples(e, options)
+        for m in e.mentions:
+            block.extend(mention_triples(m, options))
+        yield block
+
+
+def base_kg_blocks(lines: Iterable[BaseKGLine], options: RdfOptions) -> Iterator[list[Triple]]:
+    """The WikiCausal Base KG as ``ck:causes`` triples (class pairs and instance examples) with
+    labels, for the Base KG's own named graph in the store. Duplicates are removed."""
+    seen: set[Triple] = set()
+
+    def fresh(triples: Iterable[Triple]) -> list[Triple]:
+        out = []
+        for t in triples:
+            if t not in seen:
+                seen.add(t)
+                out.append(t)
+        return out
+
+    def labelled(qid: str, label: str | None, kind: URIRef) -> list[Triple]:
+        s = entity(qid)
+        out: list[Triple] = [(s, RDF.type, kind)]
+        if label:
+            out.append((s, RDFS.label, Literal(label, lang=options.lang)))
+        return out
+
+    for line in lines:
+        ev = line.event
+        block = labelled(ev.id, ev.label, CK.ClassConcept)
+        for c in line.consequences:
+            block += labelled(c.id, c.label, CK.ClassConcept)
+            block.append((entity(ev.id), CK.causes, entity(c.id)))
+            for ex in c.examples:
+                block += labelled(ex.cause.id, ex.cause.label, CK.InstanceConcept)
+                block += labelled(ex.effect.id, ex.effect.label, CK.InstanceConcept)
+                block.append((entity(ex.cause.id), CK.causes, entity(ex.effect.id)))
+        yield fresh(block)
+
+
+def graph_of(blocks: Iterable[list[Triple]]) -> Graph:
+    """All blocks in one rdflib Graph (for tests and small KGs)."""
+    g = new_graph()
+    for block in blocks:
+        for t in block:
+            g.add(t)
+    return g
+
+
+def new_graph() -> Graph:
+    g = Graph(bind_namespaces="none")
+    for prefix, ns in PREFIXES.items():
+        g.bind(prefix, Namespace(ns))
+    return g
+
+
+# --- writers ---------------------------------------------------------------------------------
+
+
+@dataclass
+class RdfFiles:
+    """What :func:`write_rdf` wrote: the triple count and the files."""
+
+    triples: int = 0
+    turtle: Path | None = None
+    ntriples: list[Path] = field(default_factory=list)
+
+
+def _batches(blocks: Iterable[list[Triple]], size: int) -> Iterator[list[Triple]]:
+    batch: list[Triple] = []
+    for block in blocks:
+        batch.extend(block)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _prefix_header() -> str:
+    return "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in PREFIXES.items())
+
+
+def write_rdf(
+    blocks: Iterable[list[Triple]],
+    *,
+    turtle: str | Path | None,
+    nt_dir: str | Path | None,
+    nt_stem: str = "causal_kg",
+    chunk_triples: int = 500_000,
+    batch_triples: int = 5_000,
+) -> RdfFiles:
+    """Stream ``blocks`` into one Turtle file and N-Triples files of at most ``chunk_triples``.
+
+    Each batch of blocks is serialised by rdflib on its own: the Turtle file is a header of
+    prefixes followed by those pieces (a piece that needed another prefix keeps its own
+    ``@prefix`` lines, which Turtle allows anywhere). N-Triples lines are sorted within a batch,
+    so the output is byte-identical across runs. Old chunks beyond the new count are removed.
+    Files are written atomically. Returns the triple count and paths.
+    """
+    if chunk_triples < 1:
+        raise SchemaError(f"nt_chunk_triples must be at least 1, got {chunk_triples}")
+    files = RdfFiles(turtle=Path(turtle) if turtle else None)
+    header = _prefix_header()
+    header_lines = set(header.splitlines())
+    nt_path = Path(nt_dir) if nt_dir else None
+    if nt_path:
+        nt_path.mkdir(parents=True, exist_ok=True)
+
+    ttl_cm = atomic_write(files.turtle) if files.turtle else None
+    ttl = ttl_cm.__enter__() if ttl_cm else None
+    nt_cm = None
+    nt_fh = None
+    in_chunk = 0
+    try:
+        if ttl is not None:
+            ttl.write(header)
+        for batch in _batches(blocks, batch_triples):
+            g = new_graph()
+            for t in batch:
+                g.add(t)
+            if len(g) != len(batch):
+                raise StoreError(f"internal error: {len(batch) - len(g)} duplicate triples in the RDF writer")
+            files.triples += len(batch)
+            if ttl is not None:
+                text = g.serialize(format="turtle")
+                body = [ln for ln in text.splitlines() if not (ln.startswith("@prefix") and ln in header_lines)]
+                ttl.write("\n" + "\n".join(body).strip("\n") + "\n")
+            if nt_path is not None:
+                lines = sorted(ln for ln in g.serialize(format="nt").splitlines() if ln.strip())
+                for ln in lines:
+                    if nt_fh is None or in_chunk >= chunk_triples:
+                        if nt_cm is not None:
+                            nt_cm.__exit__(None, None, None)
+                        p = nt_path / f"{nt_stem}-{len(files.ntriples):05d}.nt"
+                        files.ntriples.append(p)
+                        nt_cm = atomic_write(p)
+                        nt_fh = nt_cm.__enter__()
+                        in_chunk = 0
+                    nt_fh.write(ln + "\n")
+                    in_chunk += 1
+        if nt_path is not None and not files.ntriples:
+            p = nt_path / f"{nt_stem}-00000.nt"  # an empty KG still gets one (empty) chunk
+            files.ntriples.append(p)
+            nt_cm = atomic_write(p)
+            nt_fh = nt_cm.__enter__()
+        if nt_cm is not None:
+            nt_cm.__exit__(None, None, None)
+            nt_cm = None
+        if ttl_cm is not None:
+            ttl_cm.__exit__(None, None, None)
+            ttl_cm = None
+    except BaseException as exc:
+        for cm in (nt_cm, ttl_cm):
+            if cm is not None:
+                cm.__exit__(type(exc), exc, exc.__traceback__)
+        raise
+    if nt_path is not None:
+        keep = {p.name for p in files.ntriples}
+        for old in nt_path.glob(f"{nt_stem}-*.nt"):
+            if old.name not in keep:
+                old.unlink()
+    return files
+
+
+def count_with_oxigraph(path: str | Path) -> int:
+    """Parse a Turtle or N-Triples file with Oxigraph (an independent parser) and count triples."""
+    import pyoxigraph
+
+    p = Path(path)
+    fmt = pyoxigraph.RdfFormat.TURTLE if p.suffix == ".ttl" else pyoxigraph.RdfFormat.N_TRIPLES
+    try:
+        return sum(1 for _ in pyoxigraph.parse(path=str(p), format=fmt))
+    except SyntaxError as exc:
+        raise StoreError(f"{p}: Oxigraph cannot parse what we wrote: {exc}") from None
+
+
+def verify_rdf(files: RdfFiles) -> None:
+    """Check that Oxigraph reads the same number of triples we wrote, from the Turtle file and
+    from the N-Triples chunks. Raises StoreError on a difference."""
+    if files.turtle is not None:
+        n = count_with_oxigraph(files.turtle)
+        if n != files.triples:
+            raise StoreError(f"{files.turtle}: Oxigraph reads {n} triples, we wrote {files.triples}")
+    if files.ntriples:
+        n = sum(count_with_oxigraph(p) for p in files.ntriples)
+        if n != files.triples:
+            raise StoreError(f"N-Triples chunks: Oxigraph reads {n} triples, we wrote {files.triples}")
+
+
+def ck_terms_used(g: Graph) -> set[URIRef]:
+    """The ``ck:`` IRIs a graph uses as predicate or type (for checking the ontology covers them)."""
+    out: set[URIRef] = set()
+    for _, p, o in g:
+        if str(p).startswith(str(CK)):
+            out.add(p)
+        if p == RDF.type and isinstance(o, URIRef) and str(o).startswith(str(CK)):
+            out.add(o)
+    return out
+
+
+def ontology_path() -> Path:
+    return Path(__file__).with_name("ontology") / "causalkg.ttl"

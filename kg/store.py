@@ -1,0 +1,388 @@
+"""The triple store: export the KG into an embedded Oxigraph store (or a remote one), and query it.
+
+Flow: ``kg assemble`` writes ``data/kg/`` (N-Triples chunks listed in its manifest);
+``export`` loads them into ``data/store/oxigraph`` (an on-disk Oxigraph database) in the named
+graph ``kg.graph``, and the Base KG (``data/wikidata/base_kg.jsonl``) in ``kg.base_graph``.
+With an ``endpoint`` it sends the same files to any server speaking the SPARQL 1.1 Graph Store
+HTTP Protocol instead (``kg/graphstore.py``). ``query`` runs SPARQL over the embedded store.
+
+Replacing a graph is atomic: the files are bulk-loaded into a staging graph, then one SPARQL
+update (one transaction) drops the old graph and moves the staging graph into its place, so a
+reader sees the old KG or the new one, never both, and re-exporting never doubles anything.
+``data/store/manifest.json`` records what was loaded; an export whose inputs did not change is
+skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from causalkg.config import Config
+from causalkg.contracts import BaseKGLine
+from causalkg.errors import ConfigError, SourceError, StoreError
+from causalkg.jsonl import read_jsonl
+from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
+from causalkg.tables import render_table
+from kg import rdf
+from kg.assemble import default_paths, kg_dir
+
+log = logging.getLogger(__name__)
+
+QUERY_FORMATS = ("table", "md", "csv", "json")
+
+
+def store_dir(cfg: Config) -> Path:
+    """``<paths.data>/store``: the store's folder (the database is in ``oxigraph/``)."""
+    return cfg.path("paths.data") / "store"
+
+
+def _named_node(iri: str, what: str):
+    import pyoxigraph
+
+    try:
+        return pyoxigraph.NamedNode(iri)
+    except ValueError as exc:
+        raise ConfigError(f"{what} is not a valid IRI: {iri!r} ({exc})") from None
+
+
+def _open(path: Path, *, read_only: bool = False):
+    import pyoxigraph
+
+    try:
+        if read_only:
+            return pyoxigraph.Store.read_only(str(path))
+        return pyoxigraph.Store(str(path))
+    except OSError as exc:
+        raise StoreError(f"cannot open the triple store in {path}: {exc}",
+                         hint="is another causalkg process using it?") from None
+
+
+# --- what to load ----------------------------------------------------------------------------
+
+
+@dataclass
+class GraphFiles:
+    """One named graph to load: its IRI, the N-Triples files, and the triple count they hold."""
+
+    graph: str
+    files: list[Path]
+    triples: int
+    checksum: str
+
+
+@dataclass
+class ExportPlan:
+    graphs: list[GraphFiles]
+    notes: list[str] = field(default_factory=list)
+    sources: dict[str, Path] = field(default_factory=dict)
+    tmp: tempfile.TemporaryDirectory | None = None
+
+    def cleanup(self) -> None:
+        if self.tmp is not None:
+            self.tmp.cleanup()
+            self.tmp = None
+
+
+def plan_export(cfg: Config, *, kg: str | Path | None = None, base_kg: str | Path | None = None,
+                with_base_kg: bool = True, graph: str | None = None, base_graph: str | None = None) -> ExportPlan:
+    """The graphs an export loads: the KG's N-Triples chunks (from ``kg``'s manifest, default
+    ``<paths.data>/kg``) and, when ``with_base_kg`` and the file exists, the Base KG converted to
+    N-Triples in a temporary folder. Raises SourceError when the KG was not assembled."""
+    from causalkg.manifest import read_manifest as _read
+
+    folder = Path(kg) if kg is not None else kg_dir(cfg)
+    manifest = _read(folder)
+    if manifest is None or manifest.get("stage") != "kg.assemble":
+        raise SourceError(f"no assembled KG in {folder}", hint="run causalkg kg assemble")
+    files = [folder / p for p in (manifest.get("outputs") or {}).get("ntriples", [])]
+    missing = [str(p) for p in files if not p.is_file()]
+    if missing or not files:
+        raise SourceError(f"the KG's N-Triples files are missing: {', '.join(missing) or '(none listed)'}",
+                          hint="run causalkg kg assemble --force")
+    kg_graph = graph or cfg["kg"]["graph"]
+    _named_node(kg_graph, "kg.graph")
+    plan = ExportPlan([GraphFiles(kg_graph, files, int(manifest["counts"]["triples"]),
+                                  fingerprint([file_sha256(p) for p in files]))],
+                      sources={"kg_manifest": folder / "manifest.json"})
+    if with_base_kg:
+        path = Path(base_kg) if base_kg is not None else default_paths(cfg)["base_kg"]
+        if path.is_file():
+            plan.tmp = tempfile.TemporaryDirectory(prefix="causalkg-basekg-")
+            options = rdf.RdfOptions(lang=(cfg["wikidata"]["languages"] or ["en"])[0])
+            written = rdf.write_rdf(rdf.base_kg_blocks(read_jsonl(path, BaseKGLine), options), turtle=None,
+                                    nt_dir=plan.tmp.name, nt_stem="base_kg",
+                                    chunk_triples=int(cfg["kg"]["nt_chunk_triples"]))
+            bg = base_graph or cfg["kg"]["base_graph"]
+            _named_node(bg, "kg.base_graph")
+            plan.graphs.append(GraphFiles(bg, written.ntriples, written.triples, file_sha256(path)))
+            plan.sources["base_kg"] = path
+        else:
+            plan.notes.append(f"no Base KG at {path}: the base-kg graph was not loaded (run causalkg corpus build)")
+    return plan
+
+
+# --- the embedded store ----------------------------------------------------------------------
+
+
+def staging_iri(graph: str) -> str:
+    """The graph an upload goes to before it replaces ``graph`` (``<graph>#staging``, or
+    ``<graph>-staging`` when the IRI already has a fragment)."""
+    return graph + ("-staging" if "#" in graph else "#staging")
+
+
+def count_graph(store: Any, graph: str) -> int:
+    """Triples in one named graph of an Oxigraph store."""
+    import pyoxigraph
+
+    return sum(1 for _ in store.quads_for_pattern(None, None, None, pyoxigraph.NamedNode(graph)))
+
+
+def load_graph(store: Any, g: GraphFiles) -> int:
+    """Replace the named graph ``g.graph`` by the triples of ``g.files``, atomically (bulk load
+    into a staging graph, then one update that drops the old graph and moves the new one in).
+    Returns the triple count now in the graph; raises StoreError when it is not ``g.triples``."""
+    import pyoxigraph
+
+    target = pyoxigraph.NamedNode(g.graph)
+    staging = pyoxigraph.NamedNode(staging_iri(g.graph))
+    store.remove_graph(staging)  # a staging graph left by a killed export
+    for path in g.files:
+        try:
+            store.bulk_load(path=str(path), format=pyoxigraph.RdfFormat.N_TRIPLES, to_graph=staging)
+        except SyntaxError as exc:
+            store.remove_graph(staging)
+            raise StoreError(f"{path}: Oxigraph cannot parse it: {exc}", hint="run causalkg kg assemble --force") from None
+    # Terms printed by pyoxigraph are valid SPARQL IRIs (<...>), escaped by the library.
+    store.update(f"DROP SILENT GRAPH {target} ; MOVE SILENT GRAPH {staging} TO GRAPH {target}")
+    n = count_graph(store, g.graph)
+    if n != g.triples:
+        raise StoreError(f"graph <{g.graph}> holds {n} triples after loading, expected {g.triples}")
+    return n
+
+
+@dataclass
+class ExportResult:
+    """What ``export`` did: where, which graphs with how many triples, whether it was skipped."""
+
+    target: str
+    graphs: dict[str, int]
+    skipped: bool = False
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def export(
+    cfg: Config,
+    *,
+    endpoint: str | None = None,
+    sparql_endpoint: str | None = None,
+    graph: str | None = None,
+    store: str | Path | None = None,
+    kg: str | Path | None = None,
+    base_kg: str | Path | None = None,
+    with_base_kg: bool = True,
+    chunk_triples: int | None = None,
+    force: bool = False,
+    sleep: Any = None,
+    dry_run: bool = False,
+) -> ExportResult:
+    """Load the assembled KG (and the Base KG) into a triple store.
+
+    Without ``endpoint`` (and with ``kg.endpoint`` empty): the embedded Oxigraph store in
+    ``store`` (default ``<paths.data>/store``), skipped when the same files were loaded before
+    (unless ``force``). With ``endpoint``: a remote SPARQL 1.1 Graph Store HTTP Protocol
+    service (see ``kg.graphstore.export_remote``; ``sparql_endpoint``, ``chunk_triples`` and
+    ``sleep`` apply there). ``graph`` overrides ``kg.graph``. ``dry_run``: check the files and
+    settings and return what would be loaded (``skipped`` is true), loading nothing.
+
+    Returns an ExportResult. Raises SourceError when the KG was not assembled or a server
+    cannot be reached, StoreError when a store refuses or loses data.
+    """
+    t0 = time.perf_counter()
+    endpoint = endpoint if endpoint is not None else (cfg["kg"]["endpoint"] or None)
+    plan = plan_export(cfg, kg=kg, base_kg=base_kg, with_base_kg=with_base_kg, graph=graph)
+    try:
+        if dry_run:
+            if endpoint:
+                from kg.graphstore import client_from_config
+
+                client_from_config(cfg, endpoint, sparql_endpoint=sparql_endpoint)  # validates URLs and auth
+            target = endpoint or str((Path(store) if store is not None else store_dir(cfg)) / "oxigraph")
+            return ExportResult(target, {g.graph: g.triples for g in plan.graphs}, True, plan.notes, 0.0)
+        if endpoint:
+            from kg.graphstore import export_remote
+
+            counts = export_remote(cfg, plan.graphs, endpoint=endpoint, sparql_endpoint=sparql_endpoint,
+                                   chunk_triples=chunk_triples, sleep=sleep)
+            return ExportResult(endpoint, counts, False, plan.notes, time.perf_counter() - t0)
+        return _export_local(cfg, plan, Path(store) if store is not None else store_dir(cfg), force, t0)
+    finally:
+        plan.cleanup()
+
+
+def _export_local(cfg: Config, plan: ExportPlan, folder: Path, force: bool, t0: float) -> ExportResult:
+    fp = fingerprint([(g.graph, g.checksum, g.triples) for g in plan.graphs])
+    db = folder / "oxigraph"
+    manifest = read_manifest(folder)
+    if not force and manifest and manifest.get("fingerprint") == fp and db.is_dir():
+        st = _open(db, read_only=True)
+        try:
+            current = {g.graph: count_graph(st, g.graph) for g in plan.graphs}
+        finally:
+            del st
+        if all(current[g.graph] == g.triples for g in plan.graphs):
+            log.info("the store in %s is up to date; use --force to reload", folder)
+            return ExportResult(str(db), current, True, plan.notes, time.perf_counter() - t0)
+    folder.mkdir(parents=True, exist_ok=True)
+    st = _open(db)
+    counts: dict[str, int] = {}
+    try:
+        for g in plan.graphs:
+            counts[g.graph] = load_graph(st, g)
+        st.flush()
+    finally:
+        del st
+    seconds = time.perf_counter() - t0
+    write_manifest(folder, build_manifest(
+        "kg.export", cfg, inputs=plan.sources,
+        outputs={"store": "oxigraph", "graphs": counts}, counts={"triples": sum(counts.values())},
+        timings={"total": seconds}, notes=plan.notes, extra={"fingerprint": fp},
+    ))
+    return ExportResult(str(db), counts, False, plan.notes, seconds)
+
+
+# --- queries ---------------------------------------------------------------------------------
+
+
+@dataclass
+class QueryResult:
+    """A SPARQL answer: ``kind`` is select, ask or graph. Select rows hold pyoxigraph terms
+    by variable name (None when unbound); graph results hold triples."""
+
+    kind: str
+    columns: list[str] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    boolean: bool | None = None
+    triples: list[Any] = field(default_factory=list)
+
+    def values(self) -> list[dict[str, Any]]:
+        """Rows with plain Python values: IRIs and literals as their string value, numbers as
+        int/float."""
+        return [{c: term_value(r.get(c)) for c in self.columns} for r in self.rows]
+
+
+def term_value(term: Any) -> Any:
+    """A pyoxigraph term as a plain value (int/float for numeric literals, else its string)."""
+    import pyoxigraph
+
+    if term is None:
+        return None
+    if isinstance(term, pyoxigraph.Literal):
+        dt = term.datatype.value if term.datatype is not None else ""
+        try:
+            if dt.endswith(("#integer", "#int", "#long", "#nonNegativeInteger")):
+                return int(term.value)
+            if dt.endswith(("#double", "#decimal", "#float")):
+                return float(term.value)
+        except ValueError:
+            pass
+        return term.value
+    return term.value
+
+
+def _term_json(term: Any) -> dict[str, str]:
+    import pyoxigraph
+
+    if isinstance(term, pyoxigraph.NamedNode):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, pyoxigraph.BlankNode):
+        return {"type": "bnode", "value": term.value}
+    out = {"type": "literal", "value": term.value}
+    if term.language:
+        out["xml:lang"] = term.language
+    elif term.datatype is not None and term.datatype.value != "http://www.w3.org/2001/XMLSchema#string":
+        out["datatype"] = term.datatype.value
+    return out
+
+
+def query(cfg: Config, sparql: str, *, store: str | Path | None = None, graph: str | None = None,
+          union: bool = False) -> QueryResult:
+    """Run a SPARQL query over the embedded store (read-only).
+
+    The default graph is the KG's named graph (``graph``, default ``kg.graph``); every named
+    graph (the Base KG's too) is reachable with ``GRAPH``. ``union``: the default graph is the
+    union of all graphs instead. Common prefixes (ck, wd, wdt, rdfs, prov, dcterms, schema, xsd)
+    are predeclared. Raises SourceError when there is no store (run causalkg kg export),
+    ConfigError when the query is not valid SPARQL.
+    """
+    import pyoxigraph
+
+    db = (Path(store) if store is not None else store_dir(cfg)) / "oxigraph"
+    if not db.is_dir():
+        raise SourceError(f"no triple store in {db}", hint="run causalkg kg export")
+    st = _open(db, read_only=True)
+    try:
+        kwargs: dict[str, Any] = {"prefixes": dict(rdf.PREFIXES)}
+        if union:
+            kwargs["use_default_graph_as_union"] = True
+        else:
+            kwargs["default_graph"] = _named_node(graph or cfg["kg"]["graph"], "kg.graph")
+        try:
+            res = st.query(sparql, **kwargs)
+        except SyntaxError as exc:
+            raise ConfigError(f"the query is not valid SPARQL: {exc}") from None
+        except OSError as exc:
+            raise StoreError(f"the store failed to answer: {exc}") from None
+        if isinstance(res, pyoxigraph.QueryBoolean):
+            return QueryResult("ask", boolean=bool(res))
+        if isinstance(res, pyoxigraph.QuerySolutions):
+            columns = [v.value for v in res.variables]
+            rows = [{c: sol[c] for c in columns} for sol in res]
+            return QueryResult("select", columns=columns, rows=rows)
+        return QueryResult("graph", triples=list(res))
+    finally:
+        del st
+
+
+def format_result(result: QueryResult, fmt: str = "table") -> str:
+    """Render a query result: ``table`` (aligned text), ``md``, ``csv`` (SPARQL 1.1 CSV
+    results) or ``json`` (SPARQL 1.1 JSON results). Graph results are N-Triples in every
+    format but json."""
+    import json
+
+    if fmt not in QUERY_FORMATS:
+        raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(QUERY_FORMATS)}")
+    if result.kind == "ask":
+        if fmt == "json":
+            return json.dumps({"head": {}, "boolean": result.boolean})
+        return "true" if result.boolean else "false"
+    if result.kind == "graph":
+        if fmt == "json":
+            return json.dumps([{"subject": _term_json(t.subject), "predicate": _term_json(t.predicate),
+                                "object": _term_json(t.object)} for t in result.triples], ensure_ascii=False)
+        return "\n".join(f"{t.subject} {t.predicate} {t.object} ." for t in result.triples)
+    if fmt == "json":
+        bindings = [{c: _term_json(r[c]) for c in result.columns if r.get(c) is not None} for r in result.rows]
+        return json.dumps({"head": {"vars": result.columns}, "results": {"bindings": bindings}},
+                          ensure_ascii=False, indent=1)
+    rows = [{c: ("" if r.get(c) is None else r[c].value) for c in result.columns} for r in result.rows]
+    return render_table(rows, result.columns, {"table": "text", "md": "md", "csv": "csv"}[fmt])
+
+
+def store_counts(cfg: Config, *, store: str | Path | None = None) -> dict[str, int] | None:
+    """Triples per named graph of the embedded store, or None when there is no store."""
+    db = (Path(store) if store is not None else store_dir(cfg)) / "oxigraph"
+    if not db.is_dir():
+        return None
+    st = _open(db, read_only=True)
+    try:
+        return {g.value: count_graph(st, g.value) for g in st.named_graphs()}
+    finally:
+        del st
+
+

@@ -1,0 +1,206 @@
+"""The RDF model and writers (kg/rdf.py): isomorphic round trips, Oxigraph counts, escaping,
+IRIs, the ontology, and the real WikiCausal files through our readers and writers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyoxigraph
+import pytest
+from rdflib import Graph, Literal, URIRef
+from rdflib.compare import isomorphic
+from rdflib.namespace import RDF, RDFS
+
+from causalkg.contracts import BaseKGLine, FlatPair, KGMention
+from causalkg.errors import SchemaError
+from causalkg.jsonl import read_jsonl
+from kg import rdf
+from kg.assemble import aggregate, load_concepts
+
+REPO = Path(__file__).resolve().parents[2]
+FIX = REPO / "tests" / "fixtures" / "kg"
+WIKICAUSAL = REPO / "snapshots" / "wikicausal"
+
+
+@pytest.fixture(scope="module")
+def concepts():
+    return load_concepts(FIX / "concepts.jsonl")
+
+
+@pytest.fixture(scope="module")
+def edges(concepts):
+    mentions = list(read_jsonl(FIX / "linked.jsonl", KGMention)) + list(read_jsonl(FIX / "tricky.jsonl", KGMention))
+    return aggregate(mentions, concepts)
+
+
+def _write(edges, concepts, tmp_path, **kw):
+    blocks = rdf.kg_blocks(edges, concepts, rdf.RdfOptions(**kw))
+    return rdf.write_rdf(blocks, turtle=tmp_path / "kg.ttl", nt_dir=tmp_path / "nt", chunk_triples=100)
+
+
+def test_turtle_and_ntriples_parse_back_isomorphic(edges, concepts, tmp_path):
+    expected = rdf.graph_of(rdf.kg_blocks(edges, concepts, rdf.RdfOptions()))
+    files = _write(edges, concepts, tmp_path)
+    assert files.triples == len(expected) > 300
+    assert len(files.ntriples) == -(-files.triples // 100)  # chunked every 100 triples
+    ttl = Graph().parse(files.turtle, format="turtle")
+    nt = Graph()
+    for p in files.ntriples:
+        nt.parse(p, format="nt")
+    assert isomorphic(expected, ttl)
+    assert isomorphic(expected, nt)
+    # one triple per N-Triples line: the line count is the triple count
+    assert sum(len(p.read_text(encoding="utf-8").splitlines()) for p in files.ntriples) == files.triples
+
+
+def test_oxigraph_reads_the_same_triple_count(edges, concepts, tmp_path):
+    files = _write(edges, concepts, tmp_path)
+    assert rdf.count_with_oxigraph(files.turtle) == files.triples
+    assert sum(rdf.count_with_oxigraph(p) for p in files.ntriples) == files.triples
+    rdf.verify_rdf(files)  # raises on a difference
+    store = pyoxigraph.Store()
+    for p in files.ntriples:
+        store.bulk_load(path=str(p), format=pyoxigraph.RdfFormat.N_TRIPLES)
+    assert len(store) == files.triples  # no triple written twice
+
+
+def test_tricky_sentence_survives_rdflib_and_oxigraph(edges, concepts, tmp_path):
+    tricky = next(read_jsonl(FIX / "tricky.jsonl", KGMention))
+    assert '"' in tricky.sentence.text and "\n" in tricky.sentence.text and "関東大震災" in tricky.sentence.text
+    files = _write(edges, concepts, tmp_path)
+    subject = rdf.mention_iri(tricky.mention_id)
+    ttl = Graph().parse(files.turtle, format="turtle")
+    assert ttl.value(subject, rdf.SDO.text) == Literal(tricky.sentence.text)
+    assert ttl.value(subject, rdf.CK.causeText) == Literal(tricky.cause.text)
+    assert ttl.value(subject, rdf.CK.section) == Literal(tricky.sentence.section)
+    assert ttl.value(subject, rdf.CK.question) == Literal(tricky.question)
+    store = pyoxigraph.Store()
+    store.load(path=str(files.turtle), format=pyoxigraph.RdfFormat.TURTLE)
+    found = list(store.quads_for_pattern(pyoxigraph.NamedNode(str(subject)),
+                                         pyoxigraph.NamedNode(str(rdf.SDO.text)), None))
+    assert [q.object.value for q in found] == [tricky.sentence.text]
+    # the page IRI had a quote and braces: they are percent-encoded, and the title survives
+    page = URIRef("https://en.wikipedia.org/wiki/Invented_%22quoted%22_title_%7Bx%7D")
+    assert ttl.value(page, rdf.DCTERMS.title) == Literal(tricky.title)
+    assert ttl.value(subject, rdf.DCTERMS.source) == page
+    revision = URIRef("https://en.wikipedia.org/w/index.php?oldid=42")
+    assert ttl.value(subject, rdf.PROV.wasQuotedFrom) == revision
+    assert ttl.value(revision, rdf.PROV.specializationOf) == page
+
+
+def test_edge_model(edges, concepts):
+    g = rdf.graph_of(rdf.kg_blocks(edges, concepts, rdf.RdfOptions()))
+    wd = rdf.WD
+    assert (wd.Q7944, rdf.CK.causes, wd.Q8070) in g
+    assert (wd.Q7944, RDFS.label, Literal("earthquake", lang="en")) in g
+    assert (wd.Q7944, RDF.type, rdf.CK.ClassConcept) in g
+    assert (wd.Q130754, RDF.type, rdf.CK.InstanceConcept) in g
+    assert (wd.Q130754, rdf.CK.seedClass, wd.Q7944) in g
+    assert (wd.Q1312405, rdf.WDT.P31, wd.Q1078765) in g
+    e = rdf.edge_iri("Q7944_Q8070")
+    assert g.value(e, rdf.CK.cause) == wd.Q7944 and g.value(e, rdf.CK.effect) == wd.Q8070
+    assert g.value(e, rdf.CK.level) == Literal("class")
+    assert g.value(e, rdf.CK.supportSentences).toPython() == 3  # two fixture sentences + the tricky one
+    assert len(list(g.objects(e, rdf.PROV.wasDerivedFrom))) == 3
+    lifted = rdf.edge_iri("Q7944_Q1078765")
+    assert g.value(lifted, rdf.CK.liftedFrom) == rdf.edge_iri("Q130754_Q1312405")
+    assert g.value(lifted, rdf.PROV.wasDerivedFrom) is None  # its evidence is the instance edge's
+    # no wdt:P1542 unless asked for
+    assert not list(g.triples((None, rdf.WDT.P1542, None)))
+    g2 = rdf.graph_of(rdf.kg_blocks(edges, concepts, rdf.RdfOptions(wikidata_effect=True)))
+    assert (wd.Q7944, rdf.WDT.P1542, wd.Q8070) in g2
+    assert len(list(g2.triples((None, rdf.WDT.P1542, None)))) == len(edges)
+
+
+def test_no_blank_nodes(edges, concepts):
+    g = rdf.graph_of(rdf.kg_blocks(edges, concepts, rdf.RdfOptions()))
+    assert all(isinstance(t, (URIRef, Literal)) for triple in g for t in triple)
+
+
+def test_ontology_declares_every_term_we_use(edges, concepts):
+    onto = Graph().parse(rdf.ontology_path(), format="turtle")
+    declared = set(onto.subjects(RDF.type, None))
+    g = rdf.graph_of(rdf.kg_blocks(edges, concepts, rdf.RdfOptions()))
+    used = rdf.ck_terms_used(g)
+    assert used and used <= declared, sorted(str(t) for t in used - declared)
+    for term in declared:
+        if str(term).startswith(str(rdf.CK)):
+            assert onto.value(term, RDFS.label) is not None, term
+
+
+def test_terms_are_validated():
+    with pytest.raises(SchemaError, match="not a Wikidata item id"):
+        rdf.entity("Q7944> <http://evil")
+    with pytest.raises(SchemaError, match="not an edge id"):
+        rdf.edge_iri("Q1_P2")
+    with pytest.raises(SchemaError, match="not a mention id"):
+        rdf.mention_iri("../x")
+    assert rdf.safe_iri("https://en.wikipedia.org/wiki/A b<c>") == "https://en.wikipedia.org/wiki/A%20b%3Cc%3E"
+    assert rdf.safe_iri("not an iri") is None
+    assert rdf.revision_base_for("https://fr.wikipedia.org/wiki/") == "https://fr.wikipedia.org/w/index.php?oldid="
+    assert rdf.revision_base_for("https://example.org/pages/") is None
+
+
+def test_writer_is_deterministic_and_removes_stale_chunks(edges, concepts, tmp_path):
+    a = _write(edges, concepts, tmp_path)
+    first = {p.name: p.read_bytes() for p in a.ntriples} | {"ttl": a.turtle.read_bytes()}
+    (tmp_path / "nt" / "causal_kg-00099.nt").write_text("stale\n", encoding="utf-8")
+    b = _write(edges, concepts, tmp_path)
+    assert {p.name: p.read_bytes() for p in b.ntriples} | {"ttl": b.turtle.read_bytes()} == first
+    assert not (tmp_path / "nt" / "causal_kg-00099.nt").exists()
+
+
+def test_empty_kg_writes_valid_empty_files(concepts, tmp_path):
+    files = _write([], concepts, tmp_path)
+    assert files.triples == 0 and len(files.ntriples) == 1
+    assert rdf.count_with_oxigraph(files.turtle) == 0
+    assert files.ntriples[0].read_text(encoding="utf-8") == ""
+
+
+# --- the real WikiCausal files ---------------------------------------------------------------
+
+
+def _reference_pairs(path: Path) -> tuple[set, set]:
+    """Class and instance pairs as WikiCausal's recall script reads a KG file (either shape)."""
+    classes, instances = set(), set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        obj = json.loads(line)
+        source = obj["event"]["id"] if "event" in obj else obj["cause"]["id"][0]
+        if "effect" in obj:
+            obj["consequences"] = [{"id": obj["effect"]["id"][0], "label": obj["effect"]["label"]}]
+        for c in obj["consequences"]:
+            classes.add((source, c["id"]))
+            for e in c.get("examples") or []:
+                instances.add((e["cause"]["id"], e["effect"]["id"]))
+    return classes, instances
+
+
+@pytest.mark.parametrize("name,model", [
+    ("base-kg-v1.jsonl", BaseKGLine),
+    ("causenet-full-linked-v1.jsonl", FlatPair),
+    ("causenet-precision-linked-v1.jsonl", FlatPair),
+])
+def test_wikicausal_files_round_trip_through_our_contracts(name, model, tmp_path):
+    from causalkg.jsonl import write_jsonl
+
+    src = WIKICAUSAL / name
+    records = list(read_jsonl(src, model))
+    out = tmp_path / name
+    write_jsonl(out, (r.model_dump(mode="json", exclude_unset=True) for r in records))
+    original = [json.loads(x) for x in src.read_text(encoding="utf-8").splitlines()]
+    assert [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()] == original
+    assert _reference_pairs(out) == _reference_pairs(src)
+
+
+def test_base_kg_rdf_holds_every_reference_pair(tmp_path):
+    lines = list(read_jsonl(WIKICAUSAL / "base-kg-v1.jsonl", BaseKGLine))
+    files = rdf.write_rdf(rdf.base_kg_blocks(lines, rdf.RdfOptions()), turtle=tmp_path / "b.ttl",
+                          nt_dir=tmp_path / "nt", nt_stem="base_kg", chunk_triples=1000)
+    rdf.verify_rdf(files)
+    g = Graph().parse(files.turtle, format="turtle")
+    pairs = {(str(s).rsplit("/", 1)[1], str(o).rsplit("/", 1)[1]) for s, o in g.subject_objects(rdf.CK.causes)}
+    classes, instances = _reference_pairs(WIKICAUSAL / "base-kg-v1.jsonl")
+    assert len(classes) == 427  # as SOURCE.md says
+    assert pairs == classes | instances
+    assert g.value(rdf.WD.Q7944, RDFS.label) == Literal("earthquake", lang="en")

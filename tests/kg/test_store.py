@@ -1,0 +1,220 @@
+"""The embedded Oxigraph store (kg/store.py): export, atomic replacement, skipping, queries
+(the ones in docs/kg.md, run and checked), output formats and error messages."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pyoxigraph
+import pytest
+
+from causalkg.config import load_config
+from causalkg.contracts import KGMention
+from causalkg.errors import ConfigError, SourceError
+from causalkg.jsonl import read_jsonl
+from kg import assemble as A
+from kg import stats as S
+from kg import store as K
+
+REPO = Path(__file__).resolve().parents[2]
+FIX = REPO / "tests" / "fixtures" / "kg"
+BASE = REPO / "snapshots" / "wikicausal" / "base-kg-v1.jsonl"
+KG_GRAPH = "https://w3id.org/causalkg/graph/kg"
+BASE_GRAPH = "https://w3id.org/causalkg/graph/base-kg"
+
+
+def _project(root: Path, linked: Path = FIX / "linked.jsonl", **overrides) -> object:
+    """A data folder with the fixture KG assembled and the Base KG in place; returns the config."""
+    cfg = load_config(search_cwd=False, overrides={"paths.data": str(root / "data"), **overrides})
+    (root / "data" / "wikidata").mkdir(parents=True, exist_ok=True)
+    shutil.copy(BASE, root / "data" / "wikidata" / "base_kg.jsonl")
+    A.assemble(cfg, linked=linked, concepts=FIX / "concepts.jsonl")
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("store")
+    cfg = _project(root)
+    K.export(cfg)
+    return root, cfg
+
+
+def _quads(cfg) -> list[str]:
+    st = pyoxigraph.Store.read_only(str(K.store_dir(cfg) / "oxigraph"))
+    try:
+        return sorted(str(q) for q in st)
+    finally:
+        del st
+
+
+def test_export_loads_both_graphs_with_the_written_counts(project):
+    root, cfg = project
+    manifest = json.loads((root / "data" / "kg" / "manifest.json").read_text())
+    counts = K.store_counts(cfg)
+    assert counts[KG_GRAPH] == manifest["counts"]["triples"] > 300
+    assert counts[BASE_GRAPH] > 1000
+    store_manifest = json.loads((root / "data" / "store" / "manifest.json").read_text())
+    assert store_manifest["outputs"]["graphs"] == counts
+    assert not any(g.endswith("#staging") for g in counts)
+
+
+def test_export_twice_gives_the_same_store(tmp_path):
+    cfg = _project(tmp_path)
+    first = K.export(cfg)
+    before = _quads(cfg)
+    again = K.export(cfg)
+    assert again.skipped and again.graphs == first.graphs
+    forced = K.export(cfg, force=True)
+    assert not forced.skipped
+    assert _quads(cfg) == before  # replaced, not added to
+    # a changed KG replaces the graph: lifted edges are gone, nothing of the old one is left
+    A.assemble(cfg.with_overrides({"kg.lift": "none"}), linked=FIX / "linked.jsonl", concepts=FIX / "concepts.jsonl")
+    K.export(cfg)
+    after = K.query(cfg, "ASK { edge:Q7944_Q1078765 ?p ?o }")
+    assert after.boolean is False
+    manifest = json.loads((tmp_path / "data" / "kg" / "manifest.json").read_text())
+    assert K.store_counts(cfg)[KG_GRAPH] == manifest["counts"]["triples"]
+
+
+def test_a_staging_graph_left_by_a_killed_export_is_discarded(tmp_path):
+    cfg = _project(tmp_path)
+    K.export(cfg)
+    st = pyoxigraph.Store(str(K.store_dir(cfg) / "oxigraph"))
+    junk = pyoxigraph.NamedNode("http://example.org/junk")
+    st.add(pyoxigraph.Quad(junk, junk, pyoxigraph.Literal("half-loaded"), pyoxigraph.NamedNode(KG_GRAPH + "#staging")))
+    del st
+    K.export(cfg, force=True)
+    counts = K.store_counts(cfg)
+    assert KG_GRAPH + "#staging" not in counts
+    assert K.query(cfg, 'ASK { ?s ?p "half-loaded" }', union=True).boolean is False
+
+
+def _doc_queries() -> dict[str, str]:
+    text = (REPO / "docs" / "kg.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sparql\n(.*?)```", text, flags=re.S)
+    out = {}
+    for b in blocks:
+        name = re.match(r"# query: (\S+)", b)
+        assert name, f"every sparql block in docs/kg.md is named: {b[:60]}"
+        out[name.group(1)] = b
+    return out
+
+
+def test_the_documented_queries_answer_correctly(project):
+    _, cfg = project
+    queries = _doc_queries()
+    assert set(queries) == {"earthquake-effects", "causes-of-event", "edge-evidence", "confirmed-by-base-kg"}
+
+    rows = K.query(cfg, queries["earthquake-effects"]).values()
+    assert rows[0] == {"effect": "http://www.wikidata.org/entity/Q8070", "label": "tsunami", "sentences": 2}
+    assert {r["label"] for r in rows} == {"tsunami", "train wreck", "death"}
+
+    rows = K.query(cfg, queries["causes-of-event"]).values()
+    assert rows == [{"cause": "http://www.wikidata.org/entity/Q130754", "label": "2004 Indian Ocean earthquake",
+                     "level": "instance"}]
+
+    rows = K.query(cfg, queries["edge-evidence"]).values()
+    assert [r["effect"] for r in rows] == ["a series of devastating tsunamis", "Tsunamis"]
+    assert rows[0]["score"] == 0.93 and rows[0]["page"] == "https://en.wikipedia.org/wiki/2004_Indian_Ocean_earthquake"
+    # a lifted edge's evidence is its instance edge's sentence
+    lifted = K.query(cfg, queries["edge-evidence"].replace("wd:Q8070", "wd:Q1078765")).values()
+    assert [r["cause"] for r in lifted] == ["The tsunami"]
+
+    rows = K.query(cfg, queries["confirmed-by-base-kg"]).values()
+    edges = A.read_edges(Path(cfg.path("paths.data")) / "kg" / "causal_kg_pairs.jsonl")
+    expected = S.confirmed_edges(list(edges), S.base_pairs(BASE))
+    assert {(r["causeLabel"], r["effectLabel"]) for r in rows} == {(e.cause.label, e.effect.label) for e in expected}
+    assert ("2004 Indian Ocean earthquake", "2004 Sri Lanka tsunami-rail disaster") in {
+        (r["causeLabel"], r["effectLabel"]) for r in rows}
+    assert ("earthquake", "tsunami") in {(r["causeLabel"], r["effectLabel"]) for r in rows}
+
+
+def test_tricky_sentence_survives_the_store(tmp_path):
+    merged = tmp_path / "linked.jsonl"
+    merged.write_text((FIX / "linked.jsonl").read_text(encoding="utf-8") + (FIX / "tricky.jsonl").read_text(encoding="utf-8"),
+                      encoding="utf-8")
+    cfg = _project(tmp_path, linked=merged)
+    K.export(cfg)
+    tricky = next(read_jsonl(FIX / "tricky.jsonl", KGMention))
+    res = K.query(cfg, "SELECT ?t ?q WHERE { ?m ck:extractor \"llm\" ; schema:text ?t ; ck:question ?q }")
+    assert res.values() == [{"t": tricky.sentence.text, "q": tricky.question}]
+    out = json.loads(K.format_result(res, "json"))
+    assert out["results"]["bindings"][0]["t"] == {"type": "literal", "value": tricky.sentence.text}
+
+
+def test_query_cli_formats(cli, project):
+    root, _ = project
+    q = "SELECT ?label WHERE { wd:Q7944 ck:causes ?e . ?e rdfs:label ?label } ORDER BY ?label"
+    r = cli("kg", "query", q, cwd=root)
+    assert r.code == 0, r.err
+    assert r.out.splitlines() == ["label", "death", "train wreck", "tsunami"]
+    r = cli("kg", "query", q, "--format", "csv", cwd=root)
+    assert list(csv.reader(io.StringIO(r.out))) == [["label"], ["death"], ["train wreck"], ["tsunami"]]
+    r = cli("kg", "query", q, "--format", "json", cwd=root)
+    doc = json.loads(r.out)
+    assert doc["head"]["vars"] == ["label"]
+    assert doc["results"]["bindings"][2]["label"] == {"type": "literal", "value": "tsunami", "xml:lang": "en"}
+    r = cli("kg", "query", q, "--format", "md", cwd=root)
+    assert r.out.splitlines()[:3] == ["| label |", "|---|", "| death |"]
+    r = cli("kg", "query", "ASK { wd:Q7944 ck:causes wd:Q8070 }", cwd=root)
+    assert r.out.strip() == "true"
+    r = cli("kg", "query", "CONSTRUCT { wd:Q7944 ck:causes ?e } WHERE { wd:Q7944 ck:causes ?e } ORDER BY ?e", cwd=root)
+    assert "<http://www.wikidata.org/entity/Q7944> <https://w3id.org/causalkg/ns#causes> " \
+           "<http://www.wikidata.org/entity/Q8070> ." in r.out.splitlines()
+    # the Base KG graph, and the union
+    r = cli("kg", "query", f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{BASE_GRAPH}> {{ wd:Q7944 ck:causes ?e }} }}", cwd=root)
+    assert r.out.splitlines()[1].strip() == "20"
+    qfile = root / "q.rq"
+    qfile.write_text("SELECT ?n WHERE { BIND(1 AS ?n) }", encoding="utf-8")
+    r = cli("kg", "query", "--file", qfile, cwd=root)
+    assert r.out.splitlines() == ["n", "1"]
+
+
+def test_query_cli_errors(cli, project, tmp_path):
+    root, _ = project
+    r = cli("kg", "query", "SELEKT nothing", cwd=root)
+    assert r.code == 2 and r.err.startswith("error: the query is not valid SPARQL:")
+    r = cli("kg", "query", cwd=root)
+    assert r.code == 2 and r.err.strip() == "error: no query given (causalkg kg query 'SELECT ...' or --file query.rq)"
+    r = cli("kg", "query", "ASK {}", cwd=tmp_path)
+    assert r.code == 1
+    assert r.err.strip() == f"error: no triple store in {tmp_path}/data/store/oxigraph (run causalkg kg export)"
+
+
+def test_export_cli(cli, tmp_path):
+    r = cli("kg", "export", cwd=tmp_path)
+    assert r.code == 1 and r.err.strip() == f"error: no assembled KG in {tmp_path}/data/kg (run causalkg kg assemble)"
+    cfg = _project(tmp_path)
+    manifest = json.loads((tmp_path / "data" / "kg" / "manifest.json").read_text())
+    r = cli("kg", "export", "--dry-run", cwd=tmp_path)
+    assert r.code == 0 and r.out.splitlines()[:2] == [
+        f"plan: load into {tmp_path}/data/store/oxigraph", f"  <{KG_GRAPH}>: {manifest['counts']['triples']} triples"]
+    assert not (tmp_path / "data" / "store").exists()
+    r = cli("kg", "export", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert r.out.splitlines()[0].startswith(f"{tmp_path}/data/store/oxigraph loaded in ")
+    assert f"  <{KG_GRAPH}>: {manifest['counts']['triples']} triples" in r.out.splitlines()
+    r = cli("kg", "export", cwd=tmp_path)
+    assert "is up to date (--force reloads it)" in r.out
+    shutil.rmtree(tmp_path / "data" / "store")
+    r = cli("kg", "export", "--no-base-kg", cwd=tmp_path)
+    assert BASE_GRAPH not in r.out and K.store_counts(cfg) == {KG_GRAPH: manifest["counts"]["triples"]}
+    (tmp_path / "data" / "wikidata" / "base_kg.jsonl").unlink()
+    r = cli("kg", "export", "--force", cwd=tmp_path)
+    assert "note: no Base KG at" in r.out and "(run causalkg corpus build)" in r.out
+    r = cli("kg", "export", "--graph", "not an iri", cwd=tmp_path)
+    assert r.code == 2 and "kg.graph is not a valid IRI: 'not an iri'" in r.err
+
+
+def test_query_and_export_api_errors(tmp_path):
+    cfg = load_config(search_cwd=False, overrides={"paths.data": str(tmp_path / "data")})
+    with pytest.raises(SourceError, match="no assembled KG"):
+        K.export(cfg)
+    with pytest.raises(ConfigError, match="unknown format"):
+        K.format_result(K.QueryResult("ask", boolean=True), "xml")
