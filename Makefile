@@ -13,7 +13,7 @@ ENDPOINT ?=
 export HF_HUB_DISABLE_TELEMETRY := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: all venv system-deps corpus link qa-model extract kg export eval test bench docs clean help
+.PHONY: all venv system-deps wordnet corpus link qa-model extract kg export eval test bench docs clean help
 
 all: kg
 
@@ -34,6 +34,14 @@ venv: $(STAMP)
 # Debian packages the tests use: WordNet (METEOR offline) and Virtuoso (a real SPARQL server).
 system-deps:
 	bash scripts/install_system_deps.sh
+
+# WordNet 3.0 for METEOR, offline: Debian's wordnet-base copied into the venv's nltk_data,
+# with the lexnames file NLTK wants generated.
+WORDNET := $(VENV)/nltk_data/corpora/wordnet/lexnames
+$(WORDNET): | venv system-deps
+	$(CK) eval setup-wordnet
+
+wordnet: $(WORDNET)
 
 corpus: venv
 	$(CK) corpus build
@@ -59,7 +67,7 @@ export: venv
 eval: venv
 	$(CK) eval report
 
-test: venv system-deps
+test: venv system-deps wordnet
 	$(BIN)/python -m pytest -q -x --durations=15
 
 bench: venv
