@@ -25,6 +25,9 @@ from typing import Any, Iterator, Mapping
 from causalkg.errors import ConfigError
 
 DEFAULTS_PATH = Path(__file__).with_name("defaults.toml")
+# The checkout the package runs from: bundled inputs (``snapshots/...``) are found there when
+# the working directory is elsewhere.
+CHECKOUT_ROOT = Path(__file__).resolve().parents[1]
 USER_CONFIG_NAME = "causalkg.toml"
 
 
@@ -155,6 +158,22 @@ class Config:
             raise ConfigError(f"{dotted} must be a non-empty path, got {value!r}")
         p = Path(os.path.expanduser(value))
         return p if p.is_absolute() else self.base_dir / p
+
+    def input_path(self, dotted: str) -> Path | None:
+        """Like ``path`` for an input file; None when the value is empty or "none".
+
+        A relative path missing under ``base_dir`` is looked up in the checkout the package runs
+        from, so the bundled snapshots are found from any working directory. Outputs use
+        ``path``, never this: they must not land in the checkout by accident.
+        """
+        value = self.get(dotted)
+        if value in ("", None) or (isinstance(value, str) and value.lower() == "none"):
+            return None
+        p = self.path(dotted)
+        raw = Path(os.path.expanduser(str(value)))
+        if not p.exists() and not raw.is_absolute() and (CHECKOUT_ROOT / raw).exists():
+            return CHECKOUT_ROOT / raw
+        return p
 
     def with_overrides(self, overrides: Mapping[str, Any], origin: str = "option") -> "Config":
         """A new Config with dotted keys overridden (``None`` values are ignored: flag not given)."""

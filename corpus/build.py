@@ -142,10 +142,12 @@ def build_wikidata(
     ConfigError for bad settings, SourceError when the endpoint or snapshot fails.
     """
     settings = wikidata.WikidataSettings.from_config(cfg)
+    if cfg.input_path("wikidata.snapshot") is None:
+        raise ConfigError("wikidata.snapshot is empty", hint="name the bundled snapshot file or another N-Triples file")
     chosen, why = resolve_source(cfg, source, probe=not dry_run, sleep=sleep)
     if dry_run:
         # Validate what a real run would open first: the endpoint URL and User-Agent, the snapshot.
-        snapshot_path = cfg.path("wikidata.snapshot")
+        snapshot_path = cfg.input_path("wikidata.snapshot")
         if chosen in ("live", "auto"):
             make_client(cfg)
         if chosen == "snapshot" and not snapshot_path.is_file():
@@ -164,7 +166,7 @@ def build_wikidata(
         endpoint = engine.endpoint
     else:
         t0 = time.perf_counter()
-        engine = SnapshotEngine(cfg.path("wikidata.snapshot"))
+        engine = SnapshotEngine(cfg.input_path("wikidata.snapshot"))
         timings["load_snapshot"] = time.perf_counter() - t0
         endpoint = engine.endpoint
     counting = settings.counts == "always" or (settings.counts == "auto" and chosen == "live")
@@ -246,7 +248,7 @@ def build_wikidata(
     stats = engine.stats.to_dict()
     manifest = build_manifest(
         "corpus.wikidata", cfg,
-        inputs={"snapshot": cfg.path("wikidata.snapshot")} if chosen == "snapshot" else None,
+        inputs={"snapshot": cfg.input_path("wikidata.snapshot")} if chosen == "snapshot" else None,
         outputs=outputs, counts=counts_out, timings=timings, notes=notes,
         extra={"source": chosen, "source_reason": why, "endpoint": endpoint,
                "user_agent": cfg.get("wikidata.user_agent") if chosen == "live" else None,

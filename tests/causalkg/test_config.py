@@ -62,3 +62,18 @@ def test_broken_toml_is_a_config_error(tmp_path):
     p.write_text("[wikidata\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_config(p)
+
+
+def test_input_path_finds_bundled_files_from_any_directory(tmp_path, monkeypatch):
+    from causalkg.config import CHECKOUT_ROOT
+
+    monkeypatch.chdir(tmp_path)
+    cfg = load_config(search_cwd=False)
+    assert cfg.input_path("wikidata.snapshot") == CHECKOUT_ROOT / "snapshots/wikidata/wikidata-snapshot.nt.gz"
+    assert cfg.input_path("wikidata.snapshot").is_file()
+    # A file present under the working directory wins; outputs never fall back.
+    (tmp_path / "snapshots" / "wikidata").mkdir(parents=True)
+    (tmp_path / "snapshots" / "wikidata" / "wikidata-snapshot.nt.gz").write_bytes(b"")
+    assert cfg.input_path("wikidata.snapshot") == tmp_path / "snapshots/wikidata/wikidata-snapshot.nt.gz"
+    assert cfg.path("paths.data") == tmp_path / "data"
+    assert cfg.with_overrides({"wikipedia.index": "none"}).input_path("wikipedia.index") is None

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from causalkg.config import CHECKOUT_ROOT
+
 from causalkg.testing.sparql_server import Fault, SPARQLServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -101,14 +103,16 @@ def test_dry_run_prints_the_plan_and_writes_nothing(cli, in_tmp, server):
     lines = r.out.splitlines()
     assert lines[:3] == ["dry run: nothing written", "wikidata plan:",
                          f"  source: auto: would probe {server.endpoint}, falling back to the bundled snapshot"]
-    assert lines[3] == f"  fallback snapshot: {in_tmp / 'snapshots' / 'wikidata' / 'wikidata-snapshot.nt.gz'} (MISSING)"
+    # The bundled snapshot is found in the checkout from any working directory.
+    assert lines[3] == f"  fallback snapshot: {CHECKOUT_ROOT / 'snapshots' / 'wikidata' / 'wikidata-snapshot.nt.gz'}"
     assert "  seed classes: 50 (Q180684, Q2727213, Q3199915, Q21480300, Q744913, ...)" in lines
     assert f"  write: {in_tmp / 'data' / 'wikidata' / 'base_kg.jsonl'}" in lines
     assert server.requests == [] and not (in_tmp / "data").exists()
 
 
 def test_dry_run_checks_the_snapshot_and_the_endpoint(cli, in_tmp):
-    r = cli("corpus", "build", "--only", "wikidata", "--dry-run", "--source", "snapshot")
+    r = cli("corpus", "build", "--only", "wikidata", "--dry-run", "--source", "snapshot",
+            "--set", "wikidata.snapshot=gone/wikidata-snapshot.nt.gz")
     assert r.code == 1 and r.err.startswith("error: the bundled Wikidata snapshot is missing: ")
     r = cli("corpus", "build", "--only", "wikidata", "--dry-run", "--source", "live", "--endpoint", "query.wikidata.org")
     assert r.code == 1
