@@ -10,6 +10,7 @@ measures that compare texts by embedding (soft measures, SQC matcher, node valid
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 from pathlib import Path
 from typing import Sequence
@@ -45,14 +46,67 @@ def resolve_device(device: str = "auto") -> str:
         return "cpu"
 
 
-@functools.lru_cache(maxsize=4)
+def _folder_stamp(path: str) -> tuple:
+    """(relative name, size, mtime) of every file of a local model folder; () for a hub name.
+
+    Part of the load cache key, so a folder edited in place (new weights, another pooling) is
+    loaded again instead of answered from the cache."""
+    root = Path(path)
+    if not root.is_dir():
+        return ()
+    out = []
+    for f in sorted(x for x in root.rglob("*") if x.is_file() and ".git" not in x.parts):
+        st = f.stat()
+        out.append((str(f.relative_to(root)), st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=8)
+def _content_fingerprint(path: str, stamp: tuple) -> str:
+    """SHA-256 over the names and bytes of a local model folder's files (``stamp`` keys the cache)."""
+    h = hashlib.sha256()
+    root = Path(path)
+    for name, _size, _mtime in stamp:
+        h.update(name.encode("utf-8") + b"\0")
+        with open(root / name, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def model_fingerprint(name: str) -> str:
+    """A content fingerprint of the model ``name`` resolves to.
+
+    For a local folder (the offline MiniLM included): ``sha256:`` and the SHA-256 of its files'
+    names and bytes, so a folder retrained or re-pooled in place gets a new fingerprint. For a hub
+    name that is not a local folder: ``name:`` and the name (the cache holds the revision)."""
+    path = resolve_model_path(name)
+    stamp = _folder_stamp(path)
+    if not stamp:
+        return f"name:{path}"
+    return "sha256:" + _content_fingerprint(path, stamp)
+
+
 def _load(path: str, device: str):
+    return _load_cached(path, device, _folder_stamp(path))
+
+
+@functools.lru_cache(maxsize=4)
+def _load_cached(path: str, device: str, stamp: tuple):
     from sentence_transformers import SentenceTransformer
 
     local = Path(path).exists()
     if local:
         # A local folder must never trigger a hub lookup.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers.utils import logging as hf_logging
+
+    from causalkg.progress import progress_enabled
+
+    # transformers draws a "Loading weights" bar of its own: keep it to terminals, like ours.
+    bars_were_on = hf_logging.is_progress_bar_enabled()
+    if bars_were_on and not progress_enabled():
+        hf_logging.disable_progress_bar()
     try:
         return SentenceTransformer(path, device=device, local_files_only=not local and bool(os.environ.get("HF_HUB_OFFLINE")))
     except Exception as exc:  # noqa: BLE001 - any loading failure becomes one clear error
@@ -60,6 +114,9 @@ def _load(path: str, device: str):
             f"cannot load sentence-transformers model {path!r}: {exc}",
             hint="name a local folder, or a hub model already in your Hugging Face cache",
         ) from exc
+    finally:
+        if bars_were_on:
+            hf_logging.enable_progress_bar()
 
 
 class Encoder:
@@ -81,6 +138,18 @@ class Encoder:
     def model_id(self) -> str:
         """A stable identifier of the weights, for manifests and cache keys."""
         return self.name
+
+    @property
+    def fingerprint(self) -> str:
+        """The content fingerprint of the weights (see ``model_fingerprint``): detects a model
+        changed in place under the same name."""
+        return model_fingerprint(self.name)
+
+    @property
+    def max_seq_length(self) -> int | None:
+        """Tokens the model reads per text; longer texts are truncated by the tokenizer."""
+        value = getattr(self.model, "max_seq_length", None)
+        return int(value) if value else None
 
     def encode(self, texts: Sequence[str], *, batch_size: int | None = None, show_progress: bool = False) -> np.ndarray:
         if len(texts) == 0:

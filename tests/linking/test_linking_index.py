@@ -1,0 +1,153 @@
+"""Building, persisting and checking the concept index."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from causalkg.errors import SchemaError, SourceError
+from causalkg.manifest import file_sha256, read_manifest
+from linking.index import build_index, index_dir
+from linking.linker import Linker
+
+
+def test_build_writes_index_metadata_and_manifest(built, small_vocab):
+    folder = built / "data" / "linking"
+    assert sorted(p.name for p in folder.iterdir()) == ["concepts.jsonl", "index.faiss", "manifest.json", "surfaces.jsonl"]
+    m = read_manifest(folder)
+    concepts_file = built / "data" / "wikidata" / "concepts.jsonl"
+    assert m["stage"] == "linking" and m["index"]["model"] == "all-MiniLM-L6-v2"
+    assert m["index"]["model_fingerprint"].startswith("sha256:")
+    assert m["index"]["settings"] == {"type": "flat"}
+    assert m["inputs"]["concepts"]["sha256"] == file_sha256(concepts_file)
+    assert m["inputs"]["concepts"]["path"] == os.path.join("wikidata", "concepts.jsonl")
+    assert m["counts"]["concepts"] == len(small_vocab) == 228
+    assert m["counts"]["classes"] + m["counts"]["instances"] == 228
+    surfaces = [json.loads(x) for x in (folder / "surfaces.jsonl").read_text().splitlines()]
+    assert m["counts"]["surfaces"] == len(surfaces) == 420
+    assert {"qid": "Q8070", "surface": "tsunami", "primary": True} in surfaces
+
+
+def test_rebuild_is_skipped_when_nothing_changed(project, make_cfg):
+    cfg = make_cfg(project)
+    before = (index_dir(cfg) / "index.faiss").stat().st_mtime_ns
+    result = build_index(cfg)
+    assert result["built"] is False and result["reasons"] == []
+    assert (index_dir(cfg) / "index.faiss").stat().st_mtime_ns == before
+    # touched but not changed: the checksum decides
+    concepts = project / "data" / "wikidata" / "concepts.jsonl"
+    os.utime(concepts, ns=(before + 10**9, before + 10**9))
+    assert build_index(cfg)["built"] is False
+    Linker.load(cfg)
+    assert build_index(cfg, refresh=True)["reasons"] == ["--refresh"]
+
+
+def test_a_changed_vocabulary_is_stale_then_rebuilt(project, small_vocab, make_cfg, write_concepts):
+    cfg = make_cfg(project)
+    concepts = project / "data" / "wikidata" / "concepts.jsonl"
+    extra = {"id": "Q3199915", "kind": "class", "label": "massacre", "aliases": ["slaughter"]}  # from the Base KG
+    write_concepts(concepts, small_vocab + [extra])
+    with pytest.raises(SourceError) as err:
+        Linker.load(cfg)
+    assert "stale" in str(err.value) and "changed since the index was built" in str(err.value)
+    assert err.value.hint == "run causalkg link build"
+    result = build_index(cfg)
+    assert result["built"] and "changed since the index was built" in result["reasons"][0]
+    assert result["counts"]["surfaces"] == 422
+    assert Linker.load(cfg).link(["a series of slaughters"], k=1)[0][0].qid == "Q3199915"
+
+
+def test_missing_index_and_missing_concepts(tmp_path, make_cfg):
+    cfg = make_cfg(tmp_path)
+    with pytest.raises(SourceError) as err:
+        Linker.load(cfg)
+    assert str(err.value) == f"no concept index in {tmp_path / 'data' / 'linking'} (run causalkg link build)"
+    with pytest.raises(SourceError, match="concepts file not found.*run causalkg corpus build"):
+        build_index(cfg)
+
+
+def test_a_half_written_build_counts_as_missing(project, make_cfg):
+    cfg = make_cfg(project)
+    (index_dir(cfg) / "manifest.json").unlink()  # what a build killed before its last write leaves
+    with pytest.raises(SourceError, match="no concept index"):
+        Linker.load(cfg)
+    assert build_index(cfg)["built"]
+
+
+def test_bad_concept_lines_fail_with_path_and_line_or_are_skipped(tmp_path, small_vocab, make_cfg, write_concepts):
+    concepts = write_concepts(tmp_path / "c.jsonl", small_vocab[:5])
+    with open(concepts, "a") as fh:
+        fh.write('{"id": "war", "kind": "class", "label": "war"}\n')
+    cfg = make_cfg(tmp_path)
+    with pytest.raises(SchemaError, match=r"c\.jsonl:6: id: String should match pattern"):
+        build_index(cfg, concepts_path=concepts)
+    assert not (tmp_path / "data" / "linking" / "manifest.json").exists()
+    result = build_index(cfg, concepts_path=concepts, lenient=True)
+    assert result["built"] and result["counts"]["concepts"] == 5 and result["counts"]["skipped_lines"] == 1
+    assert any("1 bad lines skipped" in n for n in result["notes"])
+
+
+def test_duplicates_and_concepts_without_names(tmp_path, small_vocab, make_cfg, write_concepts):
+    war = next(c for c in small_vocab if c["id"] == "Q198")
+    rows = [war, {"id": "Q198", "kind": "class", "label": "war", "aliases": ["warfare"]},
+            {"id": "Q99999999", "kind": "instance", "label": None, "aliases": []}]
+    result = build_index(make_cfg(tmp_path), concepts_path=write_concepts(tmp_path / "c.jsonl", rows))
+    assert result["counts"]["concepts"] == 1 and result["counts"]["merged_duplicates"] == 1
+    assert result["counts"]["without_surface"] == 1
+    # "War" and "war" fold to one surface form; "warfare" was merged in
+    surfaces = [json.loads(x)["surface"] for x in (tmp_path / "data" / "linking" / "surfaces.jsonl").read_text().splitlines()]
+    assert surfaces == ["war", "military conflict", "hostilities", "conflict", "wars", "warfare"]
+
+
+def test_a_changed_model_forces_a_rebuild(project, other_model, linker, make_cfg):
+    cfg = make_cfg(project)
+    other = make_cfg(project, model=str(other_model))
+    result = build_index(other)
+    assert result["built"]
+    assert "built with model 'all-MiniLM-L6-v2'" in result["reasons"][0]
+    assert read_manifest(index_dir(cfg))["index"]["model"] == str(other_model)
+    # the default config now refuses the index instead of mixing two models' vectors
+    with pytest.raises(SourceError, match="stale: the index was built with model .*minilm-maxpool"):
+        Linker.load(cfg)
+    reloaded = Linker.load(other)
+    assert reloaded.model_id == str(other_model)
+    phrase = ["King Williams war"]
+    theirs = reloaded.link(phrase, k=1, threshold=-1.0)[0][0].score
+    ours = linker.link(phrase, k=1, threshold=-1.0)[0][0].score
+    assert theirs != pytest.approx(ours, abs=1e-4)  # really another model
+    assert build_index(other)["built"] is False
+
+
+@pytest.mark.slow
+def test_a_model_changed_in_place_is_detected(project, other_model, tmp_path, make_cfg):
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(other_model, folder, symlinks=True)
+    cfg = make_cfg(project, model=str(folder))
+    assert build_index(cfg)["built"]
+    Linker.load(cfg)
+    pooling = folder / "1_Pooling" / "config.json"
+    conf = json.loads(pooling.read_text())
+    conf.update(pooling_mode_max_tokens=False, pooling_mode_cls_token=True)
+    pooling.write_text(json.dumps(conf))
+    with pytest.raises(SourceError, match="changed since the index was built .fingerprint"):
+        Linker.load(cfg)
+    assert "changed since" in build_index(cfg)["reasons"][0]
+
+
+@pytest.mark.slow
+def test_another_index_type_is_stale_until_rebuilt(project, make_cfg, linker):
+    hnsw = make_cfg(project, index="hnsw")
+    with pytest.raises(SourceError, match="the config asks for {'type': 'hnsw'"):
+        Linker.load(hnsw)
+    result = build_index(hnsw)
+    assert result["built"] and result["index"] == {"type": "hnsw", "m": 32, "ef_construction": 80}
+    assert Linker.load(hnsw).link(["the tsunamis"], k=1)[0][0].qid == "Q8070"
+    ivf = build_index(make_cfg(project), index="ivf")
+    assert ivf["built"] and ivf["index"]["type"] == "ivf"
+    phrases = ["civil unrest", "King Williams war", "earthquake damage"]
+    flat_top = [r[0].qid for r in linker.link(phrases, k=1)]
+    assert [r[0].qid for r in Linker.load(make_cfg(project, index="ivf")).link(phrases, k=1)] == flat_top

@@ -1,0 +1,172 @@
+"""The linker over the persisted small index (real Base KG labels and aliases, the real MiniLM)."""
+
+from __future__ import annotations
+
+import pytest
+
+from causalkg.contracts import Candidate
+from causalkg.errors import ConfigError
+from linking.linker import Linker, LinkContext
+
+
+def qids(cands):
+    return [c.qid for c in cands]
+
+
+def test_issue_examples_link_exactly(linker):
+    res = linker.link(["the tsunamis", "a wave of protests", "a series of earthquakes", "hostilities"], k=3)
+    assert [r[0].qid for r in res] == ["Q8070", "Q273120", "Q7944", "Q198"]
+    assert all(r[0].match == "exact" and r[0].score == 1.0 for r in res)
+    assert res[0][0].surface == "tsunami" and res[0][0].label == "tsunami" and res[0][0].kind == "class"
+    assert all(isinstance(c, Candidate) for r in res for c in r)
+
+
+def test_label_match_ranks_before_alias_match(linker):
+    # "conflict" is the label of conflict (Q180684) and an alias of war (Q198)
+    (cands,) = linker.link(["conflict"], k=5)
+    assert [(c.qid, c.match, c.surface) for c in cands[:2]] == [("Q180684", "exact", "conflict"), ("Q198", "exact", "conflict")]
+    assert cands[0].score == cands[1].score == 1.0
+    assert all(c.match == "nearest" for c in cands[2:])
+
+
+def test_exact_match_beats_nearest_neighbours(built, make_cfg):
+    # "quakes" is no surface form; its singular "quake" is an alias of earthquake (Q7944)
+    strong = Linker.load(make_cfg(built, context_bonus=0.5))
+    (quakes,) = strong.link(["the quakes"], k=3)
+    assert quakes[0].qid == "Q7944" and quakes[0].surface == "quake" and quakes[0].match == "exact"
+    assert all(c.match == "nearest" and c.score < 1.0 for c in quakes[1:])
+    # "hostilities" is an alias of war (Q198). In a document about King William's War (seed
+    # class conflict, Q180684) the bonus lifts conflict's similarity of ~0.64 above 1.0, and still
+    # the exact match ranks first; the nearest neighbour's score is capped at the exact score.
+    (cands,) = strong.link(["hostilities"], k=3, contexts=[LinkContext(document_concept="Q1070342")])
+    assert (cands[0].qid, cands[0].match, cands[0].score) == ("Q198", "exact", 1.0)
+    second = cands[1].model_dump()
+    assert (second["qid"], second["match"], second["bonus"]) == ("Q180684", "nearest", 0.5)
+    assert second["similarity"] + 0.5 > 1.0 and second["score"] == 1.0
+    assert [c.score for c in cands] == sorted((c.score for c in cands), reverse=True)
+
+
+def test_candidates_are_ranked_distinct_and_at_most_k(linker):
+    for k in (1, 2, 5, 10):
+        (cands,) = linker.link(["submarine earthquake"], k=k, threshold=-1.0)
+        assert len(cands) == k
+        assert len(set(qids(cands))) == k
+        scores = [c.score for c in cands]
+        assert scores == sorted(scores, reverse=True)
+
+
+def test_threshold_is_honoured(linker):
+    (low,) = linker.link(["mass demonstrations in the capital"], k=10, threshold=0.3)
+    (high,) = linker.link(["mass demonstrations in the capital"], k=10, threshold=0.7)
+    assert low and all(c.score >= 0.3 for c in low)
+    assert all(c.score >= 0.7 for c in high) and len(high) < len(low)
+    assert linker.link(["soaring food prices"], threshold=0.95) == [[]]
+    # the configured default applies when none is given
+    (default,) = linker.link(["mass demonstrations in the capital"], k=10)
+    assert all(c.score >= linker.threshold for c in default)
+    # an exact match is a similarity of 1.0: a high threshold keeps it
+    assert qids(linker.link(["the tsunamis"], k=5, threshold=0.99)[0]) == ["Q8070"]
+
+
+def test_kind_and_under_restrictions(linker):
+    (inst,) = linker.link(["war"], k=5, kinds={"instance"}, threshold=0.0)
+    assert inst and all(c.kind == "instance" for c in inst)
+    (cls,) = linker.link(["war"], k=5, kinds={"class"}, threshold=0.0)
+    assert cls and all(c.kind == "class" for c in cls) and cls[0].qid == "Q198"
+    under = linker.descendants(["Q7944"])
+    assert "Q7944" in under and len(under) > 1
+    assert all(q == "Q7944" or "Q7944" in linker.concepts[q]["seed_classes"] for q in under)
+    (quake,) = linker.link(["war"], k=5, under=["Q7944"], threshold=0.0)
+    assert quake and set(qids(quake)) <= under
+    (none,) = linker.link(["war"], under=["Q1"], threshold=0.0)
+    assert none == []
+
+
+def test_context_prefers_the_document_concept_and_its_seed_classes(linker, built, make_cfg):
+    # Thirty Years' War (Q2487) falls under the seed class war (Q198)
+    assert "Q198" in linker.concepts["Q2487"]["seed_classes"]
+    (plain,) = linker.link(["conflict"], k=3)
+    (ctx,) = linker.link(["conflict"], k=3, contexts=[LinkContext(sentence="...", document_concept="Q2487")])
+    assert plain[0].qid == "Q180684"
+    assert ctx[0].qid == "Q198" and ctx[0].score == pytest.approx(1.0 + linker.context_bonus)
+    assert ctx[0].model_dump()["bonus"] == pytest.approx(linker.context_bonus)
+    # among nearest neighbours, a preferred concept outside the top k is still considered
+    strong = Linker.load(make_cfg(built, context_bonus=0.5))
+    (near,) = strong.link(["King Williams war"], k=1)
+    (lifted,) = strong.link(["King Williams war"], k=1, contexts=[LinkContext(document_concept="Q2487")])
+    assert near[0].qid == "Q1070342" and lifted[0].qid in {"Q198", "Q2487"} and lifted[0].match == "nearest"
+    # no context, or a context without a document concept, changes nothing
+    assert strong.link(["King Williams war"], k=1, contexts=[None]) == [near]
+    assert strong.link(["King Williams war"], k=1, contexts=[LinkContext(sentence="x")]) == [near]
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "\n\t", "!!!"])
+def test_empty_phrases_get_no_candidates(linker, bad):
+    assert linker.link([bad, "the tsunamis"], k=2)[0] == []
+
+
+def test_ten_thousand_character_phrases(linker):
+    long_real = ("a wave of protests against the war " * 300)[:10_000]
+    res = linker.link(["x" * 10_000, long_real, "war"], k=3)
+    assert len(res) == 3
+    assert res[2][0].qid == "Q198"
+    assert all(c.score >= linker.threshold for r in res for c in r)
+
+
+def test_bad_arguments_are_clear_errors(linker):
+    with pytest.raises(ConfigError, match="not one string"):
+        linker.link("war")
+    with pytest.raises(ConfigError, match="k must be at least 1"):
+        linker.link(["war"], k=0)
+    with pytest.raises(ConfigError, match="2 contexts for 1 phrases"):
+        linker.link(["war"], contexts=[None, None])
+    with pytest.raises(ConfigError, match="not a Wikidata QID"):
+        linker.link(["war"], under=["war"])
+    with pytest.raises(ConfigError, match="not a Wikidata QID"):
+        linker.link(["war"], contexts=[LinkContext(document_concept="Thirty Years' War")])
+    with pytest.raises(ConfigError, match="kinds must be"):
+        linker.link(["war"], kinds={"event"})
+    with pytest.raises(ConfigError, match="phrase 2 is NoneType"):
+        linker.link(["war", None])
+
+
+def test_one_batched_embedding_call_for_all_phrases(linker):
+    calls = []
+    encoder = linker.encoder
+    real = encoder.encode
+
+    def counting(texts, **kw):
+        calls.append(len(texts))
+        return real(texts, **kw)
+
+    encoder.encode = counting
+    try:
+        phrases = [f"a wave of {w}" for w in ("riots", "strikes", "floods", "fires", "layoffs")] * 4 + ["", "the tsunamis"]
+        res = linker.link(phrases, k=3)
+    finally:
+        del encoder.encode
+    assert len(res) == len(phrases)
+    # one call; repeated phrases are embedded once
+    assert calls == [6]
+
+
+def test_persisted_index_reloads_to_identical_answers(linker, built, small_vocab, make_cfg):
+    phrases = ["the tsunamis", "civil unrest", "King Williams war", "earthquake damage", "a wave of strikes",
+               "refugee crisis", "conflict", "mass demonstrations in the capital"]
+    again = Linker.load(make_cfg(built))
+    memory = Linker.from_concepts(small_vocab, make_cfg(built), encoder=linker.encoder)
+    first = linker.link(phrases, k=5, threshold=0.0)
+    assert again.link(phrases, k=5, threshold=0.0) == first
+    in_memory = memory.link(phrases, k=5, threshold=0.0)
+    assert [qids(r) for r in in_memory] == [qids(r) for r in first]
+    for a, b in zip(in_memory, first):
+        assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["hnsw", "ivf"])
+def test_approximate_indexes_agree_with_flat_on_a_small_vocabulary(linker, small_vocab, built, kind, make_cfg):
+    approx = Linker.from_concepts(small_vocab, make_cfg(built, index=kind), encoder=linker.encoder)
+    phrases = ["the tsunamis", "civil unrest", "King Williams war", "earthquake damage", "refugee crisis"]
+    assert [qids(r)[:1] for r in approx.link(phrases, k=3)] == [qids(r)[:1] for r in linker.link(phrases, k=3)]
+    (restricted,) = approx.link(["war"], k=3, kinds={"instance"}, threshold=0.0)
+    assert restricted and all(c.kind == "instance" for c in restricted)

@@ -1,0 +1,60 @@
+"""Phrase normalisation: no model needed."""
+
+from __future__ import annotations
+
+import pytest
+
+from linking.normalize import clean, fold, normalise, singular_forms, surface_keys
+
+
+@pytest.mark.parametrize("phrase, text, key", [
+    ("the tsunamis", "tsunamis", "tsunami"),
+    ("A wave of Protests.", "protests", "protest"),
+    ("widespread famine", "famine", "famine"),
+    ("a series of large-scale riots", "riots", "riot"),
+    ("  Two  major\tearthquakes ", "earthquakes", "earthquake"),
+    ("the crises", "crises", "crisis"),
+    ("heavy casualties", "casualties", "casualty"),
+])
+def test_leading_modifiers_and_plurals(phrase, text, key):
+    n = normalise(phrase)
+    assert n.text == text
+    assert key in n.keys
+    # the phrase as written is tried first, so "major depression" can match its own surface form
+    assert n.keys[0] == fold(clean(phrase))
+
+
+def test_a_phrase_is_never_reduced_to_nothing():
+    assert normalise("the").text == "the"
+    assert normalise("widespread").keys == ("widespread",)
+
+
+@pytest.mark.parametrize("phrase", ["", "   ", "\t\n", "!!!", "--", "\u00a0"])
+def test_empty_and_punctuation_only_phrases_are_empty(phrase):
+    n = normalise(phrase)
+    assert n.empty and n.keys == ()
+
+
+def test_ten_thousand_characters():
+    phrase = "the " + "economic crisis and " * 500
+    assert len(phrase) >= 10_000
+    n = normalise(phrase)
+    assert n.text.startswith("economic crisis and") and not n.text.startswith("the ")
+    assert len(n.keys[0]) > 9_000
+
+
+def test_fold_drops_accents_quotes_and_dashes():
+    assert fold(clean("Coup d\u2019\u00e9tat")) == fold(clean("coup d'etat")) == "coup d etat"
+    assert fold(clean("Arab\u2013Israeli conflict")) == "arab israeli conflict"
+
+
+def test_surface_keys_drop_a_leading_article():
+    assert surface_keys("The Troubles") == ("the troubles", "troubles")
+    assert surface_keys("war") == ("war",)
+
+
+def test_singular_forms():
+    assert singular_forms("casualties")[0] == "casualty"
+    assert "crisis" in singular_forms("crises")
+    assert singular_forms("civil wars") == ["civil war"]
+    assert singular_forms("loss") == [] and singular_forms("news") == []
