@@ -1,0 +1,336 @@
+"""``causalkg kg extract``: cause -> effect phrase pairs from a corpus, with provenance.
+
+Reads the corpus JSONL (``CorpusDocument``: its ``sections``, ``document_concept`` and
+``event_concepts`` are used) or any JSONL of ``{"id", "text"}`` records (``TextRecord``);
+splits each text into sentences and marks candidates (``kg.sentences``, ``kg.cues``); runs one
+extractor (``kg.extractors``: qa, patterns, llm) and writes ``Extraction`` records
+(``causalkg.contracts``) to ``data/kg/extractions.jsonl``, which the KG assembly reads.
+
+Work is done in shards of ``extract.shard_size`` documents, the unit of batching: each shard's
+records go to ``<output stem>.shards/NNNNN.jsonl`` with a ``.done.json`` beside it holding the
+shard's fingerprint (run settings + the shard's input lines) and counts. A killed run restarted
+skips the shards already done and gives the same output; the output file is the shards
+concatenated in order, written atomically. When the input checksum and every setting are
+unchanged the whole run is skipped. ``<output stem>.manifest.json`` holds the resolved
+configuration, the input checksum, the model, counts and timings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from pydantic import ValidationError
+
+from causalkg.config import Config
+from causalkg.contracts import CorpusDocument, Extraction, TextRecord
+from causalkg.errors import ConfigError, SchemaError
+from causalkg.jsonl import ReadStats, atomic_write, format_validation_error, iter_json_lines, open_text
+from causalkg.manifest import build_manifest, describe_input, file_sha256, fingerprint
+from causalkg.progress import progress
+from kg.cues import BASE_CUES, CNC_CUES, CueMatcher, load_lexicon
+from kg.extractors import Document, Extractor, create_extractor, sort_records
+from kg.sentences import Segmenter, concept_labels
+
+log = logging.getLogger(__name__)
+
+STAGE = "kg.extract"
+# Keys of [extract] that do not change what a shard holds.
+_IO_KEYS = {"input", "output", "shard_size", "extractor", "device", "batch_size"}
+
+
+@dataclass
+class ExtractResult:
+    """What ``extract`` did. ``skipped``: the output was current and nothing ran."""
+
+    output: Path
+    manifest_path: Path
+    skipped: bool = False
+    documents: int = 0
+    extractions: int = 0
+    counts: dict[str, Any] = field(default_factory=dict)
+    plan: dict[str, Any] = field(default_factory=dict)
+
+
+def side_paths(output: Path) -> tuple[Path, Path]:
+    """(shards folder, manifest path) beside an output file."""
+    stem = output.name[: -len(".jsonl")] if output.name.endswith(".jsonl") else output.name
+    return output.with_name(f"{stem}.shards"), output.with_name(f"{stem}.manifest.json")
+
+
+def make_segmenter(cfg: Config) -> Segmenter:
+    """The sentence splitter with the configured cue lexicon."""
+    ex = cfg["extract"]
+    seg = Segmenter(max_sentence_chars=ex["max_sentence_chars"])
+    cues = load_lexicon(BASE_CUES, CNC_CUES, min_count=int(ex["cue_min_count"]),
+                        min_precision=float(ex["cue_min_precision"]))
+    seg.cue_matcher = CueMatcher(seg.nlp, cues)
+    return seg
+
+
+def prepare(record: dict[str, Any], segmenter: Segmenter) -> Document:
+    """A validated input record (corpus document or text record, as a dict) -> a Document."""
+    extras: dict[str, Any] = {}
+    for key in ("revision_id", "title", "url"):
+        if record.get(key) is not None:
+            extras[key] = record[key]
+    dc = record.get("document_concept")
+    if isinstance(dc, dict):
+        extras["document_concept"] = {"id": dc.get("id"), "label": dc.get("label")}
+    text = record["text"]
+    sentences = segmenter.split(text, record.get("sections"), concept_labels(record))
+    return Document(str(record["id"]), text, sentences, extras)
+
+
+def _validate_line(value: Any, path: Path, lineno: int) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SchemaError(f"{path}:{lineno}: expected a JSON object")
+    model = CorpusDocument if "document_concept" in value else TextRecord
+    try:
+        model.model_validate(value)
+    except ValidationError as exc:
+        raise SchemaError(f"{path}:{lineno}: {format_validation_error(exc)}") from None
+    return value
+
+
+def _shards(path: Path, size: int, lenient: bool, stats: ReadStats) -> Iterator[tuple[list[dict], str]]:
+    """Shards of validated records with a digest of their raw lines."""
+    batch: list[dict] = []
+    digest = hashlib.sha256()
+    for lineno, value in iter_json_lines(path, lenient=lenient, stats=stats):
+        try:
+            rec = _validate_line(value, path, lineno)
+        except SchemaError as exc:
+            if not lenient:
+                raise
+            stats.note_skip(str(exc))
+            continue
+        stats.records += 1
+        batch.append(rec)
+        digest.update(json.dumps(value, sort_keys=True, ensure_ascii=False).encode())
+        if len(batch) >= size:
+            yield batch, digest.hexdigest()
+            batch, digest = [], hashlib.sha256()
+    if batch:
+        yield batch, digest.hexdigest()
+
+
+def _count_lines(path: Path) -> int:
+    with open_text(path) as fh:
+        return sum(1 for line in fh if line.strip())
+
+
+def _settings(cfg: Config, extractor_spec: str) -> dict[str, Any]:
+    """Everything the output depends on, known without loading a model: the [extract] keys
+    that matter, the lexicon files, and the model's identity (a QA folder's checksum)."""
+    from causalkg.registry import parse_spec
+    from kg.extractors.patterns import PATTERNS
+    from kg.qa_decode import resolve_model_path
+
+    ex = {k: v for k, v in cfg["extract"].items() if k not in _IO_KEYS and not k.startswith("train_")}
+    out: dict[str, Any] = {"extract": ex, "extractor": extractor_spec,
+                           "lexicon": {"base": file_sha256(BASE_CUES), "cnc": file_sha256(CNC_CUES)}}
+    spec = parse_spec(extractor_spec)
+    if spec.backend == "qa":
+        path, local = resolve_model_path(spec.arg or ex["qa_model"], cfg.base_dir)
+        out["model"] = {"name": spec.arg or ex["qa_model"],
+                        "sha256": describe_input(path)["sha256"] if local else None}
+    elif spec.backend == "patterns":
+        p = Path(spec.arg) if spec.arg else PATTERNS
+        out["model"] = {"patterns": str(p), "sha256": file_sha256(p) if p.is_file() else None}
+    elif spec.backend == "llm":
+        out["model"] = {"name": spec.arg or cfg["llm"]["model"], "base_url": cfg["llm"]["base_url"]}
+    return out
+
+
+def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLike | None = None,
+            output: str | os.PathLike | None = None, shard_size: int | None = None, lenient: bool = False,
+            force: bool = False, dry_run: bool = False, limit: int | None = None,
+            extractor_obj: Extractor | None = None) -> ExtractResult:
+    """Extract cause-effect pairs from ``input`` to ``output`` (defaults: ``extract.input``,
+    ``extract.output``) with ``extractor`` (``qa``, ``patterns``, ``llm``, or ``name:arg``).
+
+    ``lenient`` skips invalid input lines (counted); ``force`` redoes every shard; ``dry_run``
+    checks the input and settings and returns the plan; ``limit`` stops after that many
+    documents. ``extractor_obj`` supplies a ready extractor (tests, benchmarks).
+    Raises ConfigError (settings), SchemaError (``path:line:`` of a bad input line),
+    ModelError (the QA model), SourceError (the LLM server).
+    """
+    ex = cfg["extract"]
+    spec = extractor or ex["extractor"]
+    in_path = Path(input) if input is not None else cfg.path("extract.input")
+    out_path = Path(output) if output is not None else cfg.path("extract.output")
+    size = int(shard_size if shard_size is not None else ex["shard_size"])
+    if size < 1:
+        raise ConfigError("extract.shard_size must be at least 1")
+    if not in_path.is_file():
+        hint = ("build the corpus with 'causalkg corpus build'" if input is None
+                else "give a JSONL file of corpus documents or {\"id\", \"text\"} records")
+        raise ConfigError(f"input not found: {in_path}", hint=hint)
+    shards_dir, manifest_path = side_paths(out_path)
+    total_docs = _count_lines(in_path)
+    if limit is not None:
+        total_docs = min(total_docs, int(limit))
+    plan = {"input": str(in_path), "output": str(out_path), "extractor": spec, "documents": total_docs,
+            "shard_size": size, "shards": -(-total_docs // size), "shards_dir": str(shards_dir),
+            "manifest": str(manifest_path)}
+    if dry_run:
+        # Read every line once so a bad record fails now, not half-way through.
+        stats = ReadStats()
+        for _ in _shards(in_path, size, lenient, stats):
+            pass
+        plan["invalid_lines"] = stats.skipped
+        return ExtractResult(out_path, manifest_path, skipped=True, plan=plan)
+
+    t0 = time.perf_counter()
+    input_sha = file_sha256(in_path)
+    settings = _settings(cfg, spec)
+    # The extractor is only built when there is work: loading a QA model takes seconds.
+    previous = _read_json(manifest_path)
+    if (not force and previous and out_path.is_file() and previous.get("settings") == settings
+            and previous.get("inputs", {}).get("input", {}).get("sha256") == input_sha
+            and previous.get("limit") == limit
+            and previous.get("outputs", {}).get("extractions", {}).get("sha256") == file_sha256(out_path)):
+        return ExtractResult(out_path, manifest_path, skipped=True, documents=previous["counts"].get("documents", 0),
+                             extractions=previous["counts"].get("extractions", 0), counts=previous["counts"],
+                             plan=plan)
+
+    t_load = time.perf_counter()
+    segmenter = make_segmenter(cfg)
+    ext = extractor_obj or create_extractor(spec, cfg)
+    load_seconds = time.perf_counter() - t_load
+    run_fp = fingerprint(settings, ext.describe())
+    shards_dir.mkdir(parents=True, exist_ok=True)
+    for leftover in shards_dir.glob(".*.tmp"):  # half-written files of a killed run
+        leftover.unlink()
+    stats = ReadStats()
+    totals: dict[str, int] = {}
+    n_docs = 0
+    shard_files: list[Path] = []
+    resumed = 0
+    bar = progress(total=total_docs, desc=f"extracting ({ext.name})", unit="doc")
+    try:
+        for k, (records, digest) in enumerate(_shards(in_path, size, lenient, stats)):
+            if limit is not None and n_docs >= limit:
+                break
+            if limit is not None:
+                records = records[: limit - n_docs]
+            shard_file = shards_dir / f"{k:05d}.jsonl"
+            done_file = shards_dir / f"{k:05d}.done.json"
+            shard_fp = fingerprint(run_fp, digest, len(records))
+            done = _read_json(done_file)
+            if not force and done and done.get("fingerprint") == shard_fp and shard_file.is_file():
+                counts = done["counts"]
+                resumed += 1
+            else:
+                counts = _run_shard(records, segmenter, ext, shard_file)
+                with atomic_write(done_file) as fh:
+                    json.dump({"fingerprint": shard_fp, "documents": len(records), "counts": counts}, fh)
+            for key, v in counts.items():
+                totals[key] = totals.get(key, 0) + int(v)
+            shard_files.append(shard_file)
+            n_docs += len(records)
+            bar.update(len(records))
+    finally:
+        bar.close()
+    # Shards of an earlier, longer input are not part of this output.
+    keep = {p.name for p in shard_files} | {p.name.replace(".jsonl", ".done.json") for p in shard_files}
+    for stale in shards_dir.glob("[0-9]*.*"):
+        if stale.name not in keep:
+            stale.unlink()
+    n_out = 0
+    with atomic_write(out_path) as fh:
+        for shard_file in shard_files:
+            with open(shard_file, encoding="utf-8") as src:
+                for line in src:
+                    fh.write(line)
+                    n_out += 1
+    seconds = time.perf_counter() - t0
+    totals["documents"] = n_docs
+    totals["extractions"] = n_out
+    totals["invalid_lines_skipped"] = stats.skipped
+    totals["shards"] = len(shard_files)
+    totals["shards_resumed"] = resumed
+    sentences = totals.get("sentences", 0)
+    candidates = totals.get("candidates", 0)
+    notes = []
+    if sentences:
+        notes.append(f"candidate filter kept {candidates} of {sentences} sentences ({100 * candidates / sentences:.1f}%)")
+    if stats.skipped:
+        notes.append(f"{stats.skipped} invalid input lines skipped (--lenient); first: {stats.errors[0]}")
+    if ext.name == "llm" and totals.get("not_in_text"):
+        notes.append(f"{totals['not_in_text']} LLM relations named text not in the passage and were dropped")
+    manifest = build_manifest(
+        STAGE, cfg, inputs={"input": in_path}, counts=totals,
+        timings={"total": seconds, "load": load_seconds},
+        models={"extractor": ext.describe()}, notes=notes,
+        extra={"settings": settings, "limit": limit, "extractor_stats": ext.stats()},
+    )
+    manifest["outputs"] = {"extractions": {"path": str(out_path), "sha256": file_sha256(out_path), "records": n_out},
+                           "shards": str(shards_dir)}
+    with atomic_write(manifest_path) as fh:
+        json.dump(manifest, fh, ensure_ascii=False, indent=2)
+        fh.write("\n")
+    return ExtractResult(out_path, manifest_path, documents=n_docs, extractions=n_out, counts=totals, plan=plan)
+
+
+def _numeric(stats: dict[str, Any]) -> dict[str, int]:
+    return {k: int(v) for k, v in stats.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def _run_shard(records: list[dict], segmenter: Segmenter, ext: Extractor, shard_file: Path) -> dict[str, int]:
+    docs = [prepare(r, segmenter) for r in records]
+    order = {d.id: i for i, d in enumerate(docs)}
+    before = _numeric(ext.stats())
+    out = sort_records(ext.extract(docs), order)
+    # The extractor's own counters (questions, answers, requests, not_in_text, ...) for this
+    # shard, kept with it so a resumed run still reports them.
+    after = _numeric(ext.stats())
+    delta = {k: v - before.get(k, 0) for k, v in after.items() if k not in ("sentences", "extractions")}
+    with atomic_write(shard_file) as fh:
+        for rec in out:
+            Extraction.model_validate(rec)  # our own records must honour the contract
+            fh.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")))
+            fh.write("\n")
+    n_sent = sum(len(d.sentences) for d in docs)
+    n_cand = sum(1 for d in docs for s in d.sentences if s.is_candidate)
+    return {"sentences": n_sent, "candidates": n_cand,
+            "candidates_cue": sum(1 for d in docs for s in d.sentences if s.cues),
+            "candidates_concept": sum(1 for d in docs for s in d.sentences if s.concept_mentions),
+            "empty_documents": sum(1 for d in docs if not d.sentences),
+            **delta}
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            value = json.load(fh)
+        return value if isinstance(value, dict) else None
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def describe_outputs(result: ExtractResult) -> str:
+    """The one-paragraph summary the CLI prints."""
+    c = result.counts
+    if result.skipped and not c:
+        return json.dumps(result.plan, indent=2)
+    lines = []
+    if result.skipped:
+        lines.append(f"{result.output} is up to date (same input and settings); nothing was redone")
+    lines.append(f"wrote {result.extractions} extractions from {result.documents} documents to {result.output}")
+    if c.get("sentences"):
+        lines.append(f"candidate sentences: {c.get('candidates', 0)} of {c['sentences']} "
+                     f"({100 * c.get('candidates', 0) / c['sentences']:.1f}%)")
+    if c.get("shards_resumed"):
+        lines.append(f"resumed: {c['shards_resumed']} of {c['shards']} shards were already done")
+    if c.get("invalid_lines_skipped"):
+        lines.append(f"skipped {c['invalid_lines_skipped']} invalid input lines (--lenient)")
+    lines.append(f"manifest: {result.manifest_path}")
+    return "\n".join(lines)

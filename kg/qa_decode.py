@@ -1,0 +1,261 @@
+"""Extractive question answering without the transformers pipeline: batching and span decoding.
+
+transformers 5.3 and later ship no ``question-answering`` pipeline, so ``QAModel`` loads any
+``AutoModelForQuestionAnswering`` (a local folder, or a hub name already in the local cache)
+and decodes answer spans from the start/end logits itself:
+
+- each (question, context) pair is tokenised with ``truncation="only_second"``; a context too
+  long for ``max_seq_length`` is cut into windows ``doc_stride`` tokens apart (overflowing
+  tokens), and the offset mapping takes every token back to characters of the context;
+- features are sorted by length and padded per batch, so a batch of short sentences costs
+  what short sentences cost;
+- in each window the best span is the argmax of start + end logits over context tokens with
+  ``0 <= end - start < max_answer_tokens``; the *null score* is the logit sum at the first
+  token (SQuAD 2.0). Over the windows of one pair, the best span and the lowest null score are
+  kept; ``null_diff = best - null`` is positive when the model prefers an answer;
+- ``score`` is ``p(start) * p(end)``, both softmaxed over the context tokens and the null token.
+
+Identical (question, context) pairs are computed once. Used by the QA extractor
+(``kg.extractors.qa``), the trainer's validation (``kg.train_qa``) and the benchmark.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from causalkg.errors import ConfigError, ModelError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class QAAnswer:
+    """The best span of one (question, context) pair. Offsets are into the context."""
+
+    text: str
+    start: int
+    end: int
+    score: float  # p(start) * p(end)
+    null_diff: float  # best span logits minus null logits; > 0: an answer is preferred
+
+
+def resolve_device(device: str = "auto") -> str:
+    """``auto``: cuda when torch sees a GPU, else cpu."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_model_path(name: str, base_dir: Path | None = None) -> tuple[str, bool]:
+    """``(path_or_name, is_local)``: a folder that exists (relative to ``base_dir``), else the
+    name as a hub id to be resolved from the local Hugging Face cache only."""
+    p = Path(os.path.expanduser(name))
+    if not p.is_absolute() and base_dir is not None:
+        p = base_dir / p
+    if p.is_dir():
+        return str(p), True
+    return name, False
+
+
+def load_qa_model(name: str, *, base_dir: Path | None = None, device: str = "auto") -> tuple[Any, Any, str]:
+    """``(model, tokenizer, device)`` for a QA model folder or cached hub name, in eval mode.
+
+    Raises ModelError naming the model and what to do when it cannot be loaded.
+    """
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+
+    path, local = resolve_model_path(name, base_dir)
+    kwargs = {} if local else {"local_files_only": True}
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+        model = AutoModelForQuestionAnswering.from_pretrained(path, **kwargs)
+    except (OSError, ValueError) as exc:
+        hint = "train one with 'causalkg kg train-qa', or set extract.qa_model to a QA model folder"
+        if local:
+            raise ModelError(f"cannot load the QA model in {path}: {str(exc).splitlines()[0]}", hint=hint) from None
+        folder = Path(name) if Path(name).is_absolute() or base_dir is None else base_dir / name
+        raise ModelError(f"QA model {name!r} not found: no folder {folder}, and no such model in the local "
+                         "Hugging Face cache", hint=hint) from None
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelError(f"QA model {name}: a fast tokenizer is needed (for character offsets)")
+    dev = resolve_device(device)
+    model.to(dev)
+    model.eval()
+    return model, tokenizer, dev
+
+
+class QAModel:
+    """Batched extractive QA over (question, context) pairs. See the module docstring."""
+
+    def __init__(self, name: str, *, base_dir: Path | None = None, device: str = "auto",
+                 batch_size: int = 32, max_seq_length: int = 256, doc_stride: int = 96,
+                 max_answer_tokens: int = 40, max_question_tokens: int = 64,
+                 model: Any = None, tokenizer: Any = None):
+        if model is None or tokenizer is None:
+            model, tokenizer, device = load_qa_model(name, base_dir=base_dir, device=device)
+        else:
+            device = str(next(model.parameters()).device)
+        self.name = name
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device = device
+        self.batch_size = max(1, int(batch_size))
+        limit = int(getattr(tokenizer, "model_max_length", 512) or 512)
+        self.max_seq_length = min(int(max_seq_length), limit if limit < 100_000 else 512)
+        self.max_question_tokens = int(max_question_tokens)
+        self.doc_stride = int(doc_stride)
+        self.max_answer_tokens = max(1, int(max_answer_tokens))
+        room = self.max_seq_length - self.max_question_tokens - 3
+        if room <= 16:
+            raise ConfigError(f"extract.max_seq_length {self.max_seq_length} leaves no room for the context "
+                              f"after {self.max_question_tokens} question tokens")
+        if not 0 <= self.doc_stride < room:
+            raise ConfigError(f"extract.doc_stride must be between 0 and {room - 1} "
+                              f"(max_seq_length - max_question_tokens - 3), got {self.doc_stride}")
+        self.calls = 0  # forward passes, for reports
+        self.features = 0
+
+    # -- tokenisation ----------------------------------------------------------------------
+
+    def _trim_questions(self, questions: Sequence[str]) -> list[str]:
+        enc = self.tokenizer(list(questions), add_special_tokens=False, return_offsets_mapping=True)
+        out = []
+        for q, offsets in zip(questions, enc["offset_mapping"]):
+            if len(offsets) > self.max_question_tokens:
+                q = q[: offsets[self.max_question_tokens - 1][1]]
+            out.append(q)
+        return out
+
+    def featurize(self, questions: Sequence[str], contexts: Sequence[str]) -> dict[str, Any]:
+        """Tokenised features of the pairs (overflowing windows included), unpadded."""
+        # Question first, context second, as every SQuAD-style model of the family is trained.
+        questions = self._trim_questions(questions)
+        return self.tokenizer(
+            questions,
+            list(contexts),
+            truncation="only_second",
+            max_length=self.max_seq_length,
+            stride=self.doc_stride,
+            return_overflowing_tokens=True,
+            return_offsets_mapping=True,
+            padding=False,
+        )
+
+    # -- inference --------------------------------------------------------------------------
+
+    def answer(self, questions: Sequence[str], contexts: Sequence[str]) -> list[QAAnswer | None]:
+        """The best answer span for each pair (None when no span fits in any window).
+
+        Thresholds are the caller's: compare ``null_diff`` and ``score``. Pairs that repeat
+        are computed once.
+        """
+        if len(questions) != len(contexts):
+            raise ValueError("questions and contexts differ in length")
+        unique: dict[tuple[str, str], int] = {}
+        order = [unique.setdefault((q, c), len(unique)) for q, c in zip(questions, contexts)]
+        if not unique:
+            return []
+        pairs = list(unique)
+        results = self._answer_unique([q for q, _ in pairs], [c for _, c in pairs])
+        return [results[i] for i in order]
+
+    def _answer_unique(self, questions: list[str], contexts: list[str]) -> list[QAAnswer | None]:
+        import torch
+
+        enc = self.featurize(questions, contexts)
+        n_feat = len(enc["input_ids"])
+        sample_of = enc["overflow_to_sample_mapping"]
+        seq_ids = [enc.sequence_ids(i) for i in range(n_feat)]
+        # best[i] = (span_logit, null_logit, start_char, end_char, prob) per example
+        best: list[list[Any] | None] = [None] * len(questions)
+        null: list[float] = [float("inf")] * len(questions)
+        order = sorted(range(n_feat), key=lambda i: len(enc["input_ids"][i]))
+        model_keys = set(self.tokenizer.model_input_names)
+        for b in range(0, n_feat, self.batch_size):
+            idx = order[b : b + self.batch_size]
+            feats = [{k: enc[k][i] for k in ("input_ids", "attention_mask", "token_type_ids")
+                      if k in enc and k in model_keys} for i in idx]
+            # Right padding keeps the null token ([CLS]) at position 0 of every row.
+            batch = self.tokenizer.pad(feats, return_tensors="pt", padding_side="right")
+            length = batch["input_ids"].shape[1]
+            ctx = torch.zeros((len(idx), length), dtype=torch.bool)
+            for row, i in enumerate(idx):
+                ids = seq_ids[i]
+                ctx[row, : len(ids)] = torch.tensor([s == 1 for s in ids])
+            with torch.inference_mode():
+                out = self.model(**{k: v.to(self.device) for k, v in batch.items()})
+            self.calls += 1
+            self.features += len(idx)
+            start = out.start_logits.float().cpu()
+            end = out.end_logits.float().cpu()
+            spans = self._decode(start, end, ctx)
+            for row, i in enumerate(idx):
+                ex = sample_of[i]
+                null[ex] = min(null[ex], spans["null"][row])
+                if spans["s"][row] < 0:
+                    continue
+                s, e = spans["s"][row], spans["e"][row]
+                offsets = enc["offset_mapping"][i]
+                cand = [spans["best"][row], offsets[s][0], offsets[e][1], spans["prob"][row]]
+                if best[ex] is None or cand[0] > best[ex][0]:
+                    best[ex] = cand
+        answers: list[QAAnswer | None] = []
+        for ex, cand in enumerate(best):
+            if cand is None:
+                answers.append(None)
+                continue
+            logit, cs, ce, prob = cand
+            text = contexts[ex]
+            # Whole words only (a span may end inside a word piece: "Ace" of "Aceh"), then trim
+            # spaces and the punctuation a span boundary tends to swallow.
+            while cs > 0 and text[cs - 1].isalnum() and text[cs].isalnum():
+                cs -= 1
+            while ce < len(text) and text[ce].isalnum() and text[ce - 1].isalnum():
+                ce += 1
+            # Trim spaces and the punctuation a span boundary tends to swallow.
+            while cs < ce and (text[cs].isspace() or text[cs] in ",;:"):
+                cs += 1
+            while ce > cs and (text[ce - 1].isspace() or text[ce - 1] in ",;:."):
+                ce -= 1
+            if ce <= cs:
+                answers.append(None)
+                continue
+            answers.append(QAAnswer(text[cs:ce], cs, ce, float(prob), float(logit - null[ex])))
+        return answers
+
+    def _decode(self, start: Any, end: Any, ctx: Any) -> dict[str, list]:
+        """Best span per feature: indices, logit sum, probability; and the null logit sum."""
+        import torch
+
+        n, length = start.shape
+        neg = torch.finfo(start.dtype).min / 4
+        null = (start[:, 0] + end[:, 0]).tolist()
+        allowed = ctx.clone()
+        allowed[:, 0] = True  # the null token takes part in the softmax
+        ls = torch.log_softmax(start.masked_fill(~allowed, neg), dim=-1)
+        le = torch.log_softmax(end.masked_fill(~allowed, neg), dim=-1)
+        s_ctx = start.masked_fill(~ctx, neg)
+        e_ctx = end.masked_fill(~ctx, neg)
+        pair = s_ctx[:, :, None] + e_ctx[:, None, :]
+        i = torch.arange(length)
+        band = (i[None, :] >= i[:, None]) & (i[None, :] - i[:, None] < self.max_answer_tokens)
+        pair = pair.masked_fill(~band[None], neg)
+        flat = pair.view(n, -1)
+        best, arg = flat.max(dim=-1)
+        s_idx = (arg // length).tolist()
+        e_idx = (arg % length).tolist()
+        has = ctx.any(dim=-1).tolist()
+        prob = []
+        for r in range(n):
+            if not has[r]:
+                s_idx[r] = e_idx[r] = -1
+                prob.append(0.0)
+            else:
+                prob.append(float(torch.exp(ls[r, s_idx[r]] + le[r, e_idx[r]])))
+        return {"s": s_idx, "e": e_idx, "best": best.tolist(), "null": null, "prob": prob}

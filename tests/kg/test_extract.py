@@ -1,0 +1,280 @@
+"""The extraction stage end to end (kg.extract): inputs, shards, resume, skip, the QA extractor on
+a tiny model trained here for a few steps, and the ``causalkg kg extract`` / ``train-qa`` CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from causalkg.config import load_config
+from causalkg.contracts import Extraction
+from causalkg.errors import ConfigError, SchemaError
+from causalkg.testing.tiny_models import tiny_qa_model
+from kg.extract import extract, side_paths
+from kg.extractors import create_extractor
+from kg.train_qa import train_qa
+
+from tests.conftest import FIXTURES
+
+FIX = FIXTURES / "extract"
+WIKI = FIX / "wiki_docs.jsonl"
+
+
+@pytest.fixture(scope="module")
+def trained_tiny(tmp_path_factory):
+    """A tiny BERT QA model trained for a few steps on the gold fixture sentences."""
+    root = tmp_path_factory.mktemp("trained")
+    base = tiny_qa_model(root / "base", seed=1)
+    data = root / "data"
+    data.mkdir()
+    lines = (FIX / "gold_sentences.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (data / "train.jsonl").write_text("".join(lines[:18]), encoding="utf-8")
+    (data / "val.jsonl").write_text("".join(lines[18:]), encoding="utf-8")
+    cfg = load_config(search_cwd=False, overrides={
+        "extract.train_data": str(data), "extract.train_steps": 6, "extract.train_batch_size": 8,
+        "extract.train_eval_every": 3, "extract.train_selection_questions": 20, "extract.device": "cpu",
+        "extract.train_learning_rate": 0.001})
+    out = root / "causal-qa"
+    train_qa(cfg, output=out, base_model=str(base))
+    return out
+
+
+@pytest.fixture(scope="module")
+def small_wiki(tmp_path_factory):
+    """The wiki fixture with the long article cut to its lead and first section: QA runs stay short."""
+    docs = read(WIKI)
+    long = docs[2]
+    keep = [s for s in long["sections"] if s["heading"] in (None, "Tsunami")]
+    end = min(keep[-1]["end"], 4000)
+    long.update(text=long["text"][:end], sections=[{**s, "end": min(s["end"], end)} for s in keep])
+    path = tmp_path_factory.mktemp("small") / "wiki_small.jsonl"
+    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
+def qa_cfg(model, **over):
+    overrides = {"extract.qa_model": str(model), "extract.device": "cpu", "extract.null_threshold_from_model": False,
+                 "extract.null_threshold": -1e9, "extract.min_score": 0.0, "extract.shard_size": 2}
+    overrides.update(over)
+    return load_config(search_cwd=False, overrides=overrides)
+
+
+def read(path):
+    return [json.loads(l) for l in path.read_text(encoding="utf-8").splitlines()]
+
+
+def docs_by_id():
+    return {str(d["id"]): d for d in read(WIKI)}
+
+
+def check_offsets(records):
+    docs = docs_by_id()
+    for r in records:
+        Extraction.model_validate(r)
+        text = docs[r["doc_id"]]["text"]
+        for key in ("sentence", "cause", "effect"):
+            assert text[r[key]["start"] : r[key]["end"]] == r[key]["text"], (key, r)
+        s = r["sentence"]
+        assert s["start"] <= r["cause"]["start"] and r["cause"]["end"] <= s["end"]
+        assert s["start"] <= r["effect"]["start"] and r["effect"]["end"] <= s["end"]
+
+
+def test_qa_extractor_end_to_end_on_a_trained_tiny_model(trained_tiny, small_wiki, tmp_path):
+    cfg = qa_cfg(trained_tiny)
+    out = tmp_path / "kg" / "extractions.jsonl"
+    res = extract(cfg, extractor="qa", input=small_wiki, output=out)
+    recs = read(out)
+    assert res.extractions == len(recs) > 0 and res.documents == 3
+    check_offsets(recs)
+    assert {r["extractor"] for r in recs} == {"qa"}
+    assert {r["model"] for r in recs} == {str(trained_tiny)}
+    assert all(r["question"] for r in recs)
+    # Anchored questions name a concept of the page, and that side of the pair is the mention.
+    anchored = [r for r in recs if "anchor" in r]
+    assert anchored
+    for r in anchored:
+        assert r["anchor"]["text"].lower() in r["question"].lower()
+        assert r["anchor"] in (r["cause"], r["effect"])
+    assert any(r["anchor"].get("qid") == "Q8070" for r in anchored)
+    # Unanchored pairs carry the cause question and the effect question naming the cause.
+    chained = [r for r in recs if "cause_question" in r]
+    assert chained and all(r["cause_question"] == "What is the cause?" for r in chained)
+    # Provenance from the corpus record rides along.
+    assert {r["title"] for r in recs} <= {d["title"] for d in docs_by_id().values()}
+    assert all(r["url"].startswith("https://en.wikipedia.org/wiki/") for r in recs)
+    sections = {r["sentence"]["section"] for r in recs}
+    assert "Tsunami" in sections
+    man = json.loads(side_paths(out)[1].read_text())
+    assert man["counts"]["extractions"] == len(recs) and man["counts"]["documents"] == 3
+    assert man["models"]["extractor"]["model_sha256"]
+    assert man["inputs"]["input"]["sha256"]
+    assert man["extractor_stats"]["questions"] >= man["extractor_stats"]["unique_questions"] > 0
+
+
+def test_qa_thresholds_are_honoured(trained_tiny, small_wiki, tmp_path):
+    WIKI = small_wiki
+    loose = extract(qa_cfg(trained_tiny), extractor="qa", input=WIKI, output=tmp_path / "a.jsonl")
+    scores = sorted(r["score"] for r in read(tmp_path / "a.jsonl"))
+    assert loose.extractions > 4
+    cut = scores[len(scores) // 2]
+    extract(qa_cfg(trained_tiny, **{"extract.min_score": cut}), extractor="qa", input=WIKI,
+            output=tmp_path / "b.jsonl")
+    mid = read(tmp_path / "b.jsonl")
+    # Anchored pairs score their answer; chained pairs the product of two answers (each >= cut).
+    assert 0 < len(mid) < loose.extractions
+    assert all(r["score"] >= cut - 1e-6 or "cause_question" in r for r in mid)
+    none = extract(qa_cfg(trained_tiny, **{"extract.min_score": 1.01}), extractor="qa", input=WIKI,
+                   output=tmp_path / "c.jsonl")
+    assert none.extractions == 0 and read(tmp_path / "c.jsonl") == []
+    abstain = extract(qa_cfg(trained_tiny, **{"extract.null_threshold": 1e9}), extractor="qa", input=WIKI,
+                      output=tmp_path / "d.jsonl")
+    assert abstain.extractions == 0
+
+
+def test_the_model_manifest_threshold_is_used_unless_turned_off(trained_tiny):
+    from kg.train_qa import recommended_null_threshold
+
+    on = create_extractor("qa", qa_cfg(trained_tiny, **{"extract.null_threshold_from_model": True}))
+    assert on.null_threshold == recommended_null_threshold(trained_tiny)
+    assert on.describe()["null_threshold_source"] == "model manifest"
+    off = create_extractor("qa", qa_cfg(trained_tiny, **{"extract.null_threshold": 1.5}))
+    assert off.null_threshold == 1.5
+
+
+def test_patterns_on_text_jsonl_and_corpus_jsonl(tmp_path):
+    cfg = load_config(search_cwd=False)
+    text_in = tmp_path / "texts.jsonl"
+    # Invented edge cases: an empty document, a non-English one, an integer id.
+    text_in.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [
+        {"id": "t1", "text": "The drought led to a famine. Prices rose because of the war."},
+        {"id": "t2", "text": ""},
+        {"id": 7, "text": "Der Krieg führte zu einer Hungersnot. Το σεισμός προκάλεσε τσουνάμι."},
+    ]) + "\n", encoding="utf-8")
+    res = extract(cfg, extractor="patterns", input=text_in, output=tmp_path / "p.jsonl")
+    recs = read(tmp_path / "p.jsonl")
+    pairs = {(r["doc_id"], r["cause"]["text"], r["effect"]["text"]) for r in recs}
+    assert pairs == {("t1", "The drought", "a famine"), ("t1", "the war", "Prices rose")}
+    assert res.counts["empty_documents"] == 1 and res.documents == 3
+    res2 = extract(cfg, extractor="patterns", input=WIKI, output=tmp_path / "w.jsonl")
+    recs2 = read(tmp_path / "w.jsonl")
+    check_offsets(recs2)
+    assert res2.counts["candidates"] < res2.counts["sentences"]
+    assert any("cue" in r for r in recs2)
+
+
+def test_resume_after_an_interrupted_run_gives_the_same_output(trained_tiny, small_wiki, tmp_path):
+    WIKI = small_wiki
+    cfg = qa_cfg(trained_tiny, **{"extract.shard_size": 1})
+    full = tmp_path / "full.jsonl"
+    extract(cfg, extractor="qa", input=WIKI, output=full)
+    ext = create_extractor("qa", cfg)
+    calls = {"n": 0}
+    real = ext.extract
+
+    def dies_on_third_shard(docs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(docs)
+
+    ext.extract = dies_on_third_shard
+    part = tmp_path / "part.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        extract(cfg, extractor="qa", input=WIKI, output=part, extractor_obj=ext)
+    assert not part.exists()  # the output is only written whole
+    shards = side_paths(part)[0]
+    assert sorted(p.name for p in shards.glob("*.done.json")) == ["00000.done.json", "00001.done.json"]
+    res = extract(cfg, extractor="qa", input=WIKI, output=part)
+    assert res.counts["shards_resumed"] == 2 and res.counts["shards"] == 3
+    assert part.read_bytes() == full.read_bytes()
+
+
+def test_unchanged_inputs_and_settings_skip_the_work(tmp_path):
+    cfg = load_config(search_cwd=False)
+    out = tmp_path / "x.jsonl"
+    first = extract(cfg, extractor="patterns", input=WIKI, output=out)
+    assert not first.skipped
+    second = extract(cfg, extractor="patterns", input=WIKI, output=out)
+    assert second.skipped and second.extractions == first.extractions
+    changed = load_config(search_cwd=False, overrides={"extract.candidates_only": False})
+    third = extract(changed, extractor="patterns", input=WIKI, output=out)
+    assert not third.skipped and third.counts["shards_resumed"] == 0
+    out.write_text("tampered\n")
+    assert not extract(changed, extractor="patterns", input=WIKI, output=out).skipped
+
+
+def test_bad_input_lines_fail_with_path_and_line_or_are_skipped_when_lenient(tmp_path):
+    cfg = load_config(search_cwd=False)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "text": "The storm caused floods."}\n{"id": "b"}\nnot json\n', encoding="utf-8")
+    with pytest.raises(SchemaError, match=r"bad.jsonl:2: text: Field required"):
+        extract(cfg, extractor="patterns", input=bad, output=tmp_path / "o.jsonl")
+    res = extract(cfg, extractor="patterns", input=bad, output=tmp_path / "o.jsonl", lenient=True)
+    assert res.documents == 1 and res.counts["invalid_lines_skipped"] == 2 and res.extractions == 1
+    with pytest.raises(ConfigError, match="input not found"):
+        extract(cfg, extractor="patterns", input=tmp_path / "none.jsonl", output=tmp_path / "o.jsonl")
+    with pytest.raises(ConfigError, match="unknown extractor 'regex'"):
+        extract(cfg, extractor="regex", input=WIKI, output=tmp_path / "o.jsonl")
+
+
+# --- the CLI ----------------------------------------------------------------------------------
+
+
+def test_cli_extract_patterns_and_dry_run(cli, in_tmp):
+    shutil.copy(WIKI, in_tmp / "docs.jsonl")
+    r = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--output", "out/ex.jsonl")
+    assert r.code == 0, r.err
+    assert "extractions from 3 documents to out/ex.jsonl" in r.out
+    assert "candidate sentences:" in r.out and "manifest: out/ex.manifest.json" in r.out
+    assert (in_tmp / "out" / "ex.jsonl").is_file()
+    again = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--output", "out/ex.jsonl")
+    assert again.code == 0 and "is up to date" in again.out
+    dry = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--dry-run")
+    plan = json.loads(dry.out)
+    assert dry.code == 0 and plan["documents"] == 3 and plan["output"].endswith("data/kg/extractions.jsonl")
+
+
+def test_cli_extract_errors(cli, in_tmp):
+    r = cli("kg", "extract", "--extractor", "patterns")
+    assert r.code == 2
+    assert r.err.strip().startswith("error: input not found:") and "causalkg corpus build" in r.err
+    (in_tmp / "t.jsonl").write_text('{"id": 1, "text": "x"}\n')
+    r = cli("kg", "extract", "--input", "t.jsonl")  # the default extractor is qa; no model trained here
+    assert r.code == 1 and "error: QA model 'models/causal-qa' not found" in r.err
+    assert "causalkg kg train-qa" in r.err
+    r = cli("kg", "extract", "--input", "t.jsonl", "--extractor", "nope")
+    assert r.code == 2 and "error: unknown extractor 'nope'" in r.err and "patterns" in r.err
+
+
+def test_cli_extract_qa_with_a_model_flag(cli, in_tmp, trained_tiny):
+    shutil.copy(WIKI, in_tmp / "docs.jsonl")
+    r = cli("kg", "extract", "--extractor", f"qa:{trained_tiny}", "--input", "docs.jsonl", "--limit", "1",
+            "--set", "extract.null_threshold_from_model=false", "--set", "extract.null_threshold=-1000.0",
+            "--set", "extract.min_score=0.0")
+    assert r.code == 0, r.err
+    recs = read(in_tmp / "data" / "kg" / "extractions.jsonl")
+    assert recs and {x["doc_id"] for x in recs} == {"1"} and {x["model"] for x in recs} == {str(trained_tiny)}
+
+
+def test_cli_train_qa(cli, in_tmp, trained_tiny):
+    r = cli("kg", "train-qa", "--dry-run")  # snapshots/ is not in this working directory
+    assert r.code == 2
+    assert r.err.startswith("error: QA training data not found") and "extract.train_data" in r.err
+    data = in_tmp / "d"
+    data.mkdir()
+    lines = (FIX / "gold_sentences.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (data / "train.jsonl").write_text("".join(lines[:18]), encoding="utf-8")
+    (data / "val.jsonl").write_text("".join(lines[18:]), encoding="utf-8")
+    base = str(trained_tiny)
+    r = cli("kg", "train-qa", "--data", "d", "--base-model", base, "--steps", "2", "--batch-size", "4",
+            "--device", "cpu", "--set", "extract.train_eval_every=1", "--set", "extract.train_selection_questions=8")
+    assert r.code == 0, r.err
+    assert "trained 2 steps" in r.out and "models/causal-qa" in r.out and "validation (" in r.out
+    r = cli("kg", "train-qa", "--data", "d", "--base-model", base, "--steps", "2", "--batch-size", "4",
+            "--device", "cpu", "--if-missing", "--set", "extract.train_eval_every=1",
+            "--set", "extract.train_selection_questions=8")
+    assert r.code == 0 and r.out.startswith("nothing to do:") and "is current" in r.out
+    r = cli("kg", "train-qa", "--data", "d", "--steps", "0")
+    assert r.code == 2 and "error: train-qa needs steps >= 1" in r.err

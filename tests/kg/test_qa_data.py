@@ -1,0 +1,112 @@
+"""Gold data readers and QA examples (kg.qa_data), on real rows of CNC and SemEval train."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from causalkg.config import load_config
+from causalkg.errors import ConfigError, SchemaError
+from kg import qa_data
+
+from tests.conftest import FIXTURES, REPO
+
+FIX = FIXTURES / "extract"
+
+
+def test_cnc_tags_that_interleave_become_offsets():
+    tagged = ("Workers <ARG1>struck</ARG1> <SIG0>in order <ARG0>to</SIG0> press for higher wages</ARG0> .")
+    text, spans = qa_data.parse_cnc_tagged(tagged)
+    assert text == "Workers struck in order to press for higher wages ."
+    assert spans["ARG1"]["text"] == "struck"
+    assert spans["SIG0"]["text"] == "in order to"
+    assert spans["ARG0"]["text"] == "to press for higher wages"
+    for s in spans.values():
+        assert text[s["start"] : s["end"]] == s["text"]
+    with pytest.raises(SchemaError, match="never closed"):
+        qa_data.parse_cnc_tagged("a <ARG0>b")
+    with pytest.raises(SchemaError, match="closes nothing"):
+        qa_data.parse_cnc_tagged("a </ARG0>b")
+
+
+def test_read_cnc_real_rows():
+    recs = qa_data.read_cnc(FIX / "cnc_train_subtask1_sample.csv", FIX / "cnc_train_subtask2_sample.csv")
+    causal = [r for r in recs if r["causal"]]
+    non_causal = [r for r in recs if not r["causal"]]
+    assert len(causal) == 5 and len(non_causal) == 3
+    assert max(len(r["relations"]) for r in causal) == 3  # one sentence, three annotated relations
+    for r in causal:
+        for rel in r["relations"]:
+            for role in ("cause", "effect"):
+                s = rel[role]
+                assert r["text"][s["start"] : s["end"]] == s["text"] and s["text"]
+    first = next(r for r in recs if r["id"] == "cnc:train_05_299:259")
+    assert first["relations"][0]["signal"]["text"] == "to"
+    assert first["relations"][0]["cause"]["text"] == "to foil the ‘ Million March '"
+    assert all(r["relations"] == [] for r in non_causal)
+
+
+def test_read_semeval_real_blocks():
+    recs = qa_data.read_semeval(FIX / "semeval_train_sample.txt")
+    assert len(recs) == 6  # Component-Whole is left out
+    ce = [r for r in recs if r["causal"]]
+    assert len(ce) == 4
+    seven = next(r for r in recs if r["id"] == "semeval:7")  # Cause-Effect(e2,e1)
+    rel = seven["relations"][0]
+    assert rel["cause"]["text"] == "infection" and rel["effect"]["text"] == "inflammation"
+    assert all(len(r["entities"]) == 2 for r in recs)
+    assert all(r["relations"] == [] for r in recs if not r["causal"])
+
+
+def test_split_is_deterministic_and_by_group():
+    recs = [{"group": f"g{i % 50}", "id": str(i)} for i in range(500)]
+    tr1, va1 = qa_data.split_records(recs, 0.2)
+    tr2, va2 = qa_data.split_records(recs, 0.2)
+    assert [r["id"] for r in va1] == [r["id"] for r in va2]
+    assert {r["group"] for r in tr1}.isdisjoint({r["group"] for r in va1})
+    assert 0 < len(va1) < len(recs)
+
+
+def test_shipped_snapshot_matches_its_stats_and_slices():
+    snap = REPO / "snapshots" / "qa-training"
+    stats = json.loads((snap / "stats.json").read_text())
+    from causalkg.manifest import file_sha256
+
+    for name in ("train", "val"):
+        assert file_sha256(snap / f"{name}.jsonl") == stats[name]["sha256"]
+    val = list(qa_data.read_gold(snap / "val.jsonl"))  # read_gold checks every offset
+    assert len(val) == stats["val"]["sentences"]
+    train_groups = {json.loads(l)["group"] for l in (snap / "train.jsonl").read_text().splitlines()}
+    assert train_groups.isdisjoint({r["group"] for r in val})
+
+
+def test_examples_use_the_configured_templates():
+    cfg = load_config(search_cwd=False)
+    t = qa_data.QuestionTemplates.from_config(cfg["extract"])
+    gold = list(qa_data.read_gold(FIX / "gold_sentences.jsonl"))
+    ex = qa_data.qa_examples(gold, t, seed=1)
+    assert ex == qa_data.qa_examples(gold, t, seed=1)
+    with_answer = [e for e in ex if e.answer_start is not None]
+    without = [e for e in ex if e.answer_start is None]
+    assert with_answer and without
+    for e in with_answer:
+        assert e.context[e.answer_start : e.answer_start + len(e.answer_text)] == e.answer_text
+    kinds = {e.kind for e in ex}
+    assert kinds == {"cause", "effect", "anchored-cause", "anchored-effect"}
+    assert any(e.question == "What is the cause?" for e in ex)
+    assert any(e.question.startswith("What did ") and e.question.endswith(" lead to?") for e in ex)
+    # Non-causal sentences only give no-answer questions.
+    neg = qa_data.qa_examples([r for r in gold if not r["causal"]], t)
+    assert neg and all(e.answer_start is None and e.answer_text == "" for e in neg)
+    # SemEval "Other" sentences are asked about their marked nominals.
+    assert any("{concept}" not in e.question and e.kind.startswith("anchored") for e in neg)
+
+
+def test_bad_templates_fail_with_the_key_named():
+    with pytest.raises(ConfigError, match="unknown placeholder"):
+        qa_data.QuestionTemplates.from_config({"questions_anchored": [{"template": "What caused {event}?", "answer": "cause"}]})
+    with pytest.raises(ConfigError, match="answer must be cause or effect"):
+        qa_data.QuestionTemplates.from_config({"questions_anchored": [{"template": "{concept}?", "answer": "both"}]})
+    with pytest.raises(ConfigError, match="question_effect"):
+        qa_data.QuestionTemplates.from_config({"question_effect": "What did {effect} do?"})

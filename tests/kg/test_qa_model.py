@@ -1,0 +1,139 @@
+"""Span decoding (kg.qa_decode) and training (kg.train_qa) on tiny models.
+
+The tiny models test mechanics (loading, batching, windows, offsets, thresholds, saving,
+fingerprints); never quality. The benchmark measures quality.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from causalkg.config import load_config
+from causalkg.errors import ConfigError, ModelError
+from causalkg.manifest import read_manifest
+from causalkg.testing.tiny_models import tiny_qa_model
+from kg import qa_data
+from kg.qa_decode import QAModel
+from kg.train_qa import model_is_current, recommended_null_threshold, train_qa
+
+from tests.conftest import FIXTURES
+
+FIX = FIXTURES / "extract"
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory):
+    return tiny_qa_model(tmp_path_factory.mktemp("tiny") / "qa", seed=3)
+
+
+@pytest.fixture(scope="module")
+def gold():
+    return list(qa_data.read_gold(FIX / "gold_sentences.jsonl"))
+
+
+def test_answers_slice_their_context_and_respect_max_answer_tokens(tiny_dir, gold):
+    qa = QAModel(str(tiny_dir), max_answer_tokens=5, batch_size=4)
+    contexts = [r["text"] for r in gold]
+    answers = qa.answer(["What is the cause?"] * len(contexts), contexts)
+    assert len(answers) == len(contexts)
+    got = [a for a in answers if a is not None]
+    assert len(got) >= len(contexts) // 2
+    for a, ctx in zip(answers, contexts):
+        if a is None:
+            continue
+        assert ctx[a.start : a.end] == a.text and a.text == a.text.strip()
+        assert 0.0 <= a.score <= 1.0
+        # Spans are cut to 5 word pieces, then widened to whole words: at most 5 words.
+        assert len(a.text.split()) <= 5
+
+
+def test_long_contexts_are_read_in_windows_and_identical_pairs_once(tiny_dir, gold):
+    qa = QAModel(str(tiny_dir), max_seq_length=64, doc_stride=16, max_question_tokens=16, batch_size=8)
+    long_ctx = " ".join(r["text"] for r in gold)  # about 3,000 characters: many windows
+    short = "Floods followed the storm."
+    answers = qa.answer(["What caused the protest?", "What caused the protest?", "What is the cause?"],
+                        [long_ctx, long_ctx, short])
+    assert qa.features > 10  # the long context became many windows, computed once
+    first_features = qa.features
+    assert answers[0] == answers[1]
+    a = answers[0]
+    assert a is not None and long_ctx[a.start : a.end] == a.text
+    qa.answer(["What is the cause?"], [short])
+    assert qa.features == first_features + 1
+    assert qa.answer([], []) == []
+
+
+def test_long_questions_are_cut_not_fatal(tiny_dir):
+    qa = QAModel(str(tiny_dir), max_seq_length=64, doc_stride=8, max_question_tokens=16)
+    question = "What did " + "the very long cause " * 40 + "lead to?"
+    (a,) = qa.answer([question], ["The storm caused damage to the harbour."])
+    assert a is None or "The storm caused damage to the harbour."[a.start : a.end] == a.text
+
+
+def test_bad_windows_and_missing_models_fail_clearly(tiny_dir, tmp_path):
+    with pytest.raises(ConfigError, match="doc_stride"):
+        QAModel(str(tiny_dir), max_seq_length=64, max_question_tokens=16, doc_stride=60)
+    with pytest.raises(ModelError, match="not found: no folder .*no such model in the local Hugging Face cache"):
+        QAModel("models/does-not-exist", base_dir=tmp_path)
+    (tmp_path / "broken").mkdir()
+    with pytest.raises(ModelError, match="cannot load the QA model in"):
+        QAModel("broken", base_dir=tmp_path)
+
+
+def _train_cfg(tmp_path, **over):
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    recs = [json.loads(l) for l in (FIX / "gold_sentences.jsonl").read_text(encoding="utf-8").splitlines()]
+    (data / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs[:18]), encoding="utf-8")
+    (data / "val.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs[18:]), encoding="utf-8")
+    overrides = {"extract.train_data": str(data), "extract.train_steps": 4, "extract.train_batch_size": 8,
+                 "extract.train_eval_every": 2, "extract.train_selection_questions": 10,
+                 "extract.train_learning_rate": 0.001, "extract.device": "cpu", "extract.batch_size": 16}
+    overrides.update(over)
+    return load_config(search_cwd=False, overrides=overrides)
+
+
+def test_train_saves_a_loadable_model_with_manifest_and_if_missing_skips(tiny_dir, tmp_path):
+    cfg = _train_cfg(tmp_path)
+    out = tmp_path / "models" / "causal-qa"
+    res = train_qa(cfg, output=out, base_model=str(tiny_dir))
+    assert not res.skipped and res.steps == 4
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "manifest.json"):
+        assert (out / name).is_file(), name
+    man = read_manifest(out)
+    assert man["stage"] == "kg.train-qa"
+    assert man["training"]["steps"] == 4 and len(man["training"]["train_sha256"]) == 64
+    assert [h["step"] for h in man["validation"]["history"]] == [2, 4]
+    assert 0 <= man["validation"]["at_tuned_threshold"]["f1"] <= 100
+    assert man["validation"]["selected_step"] in (2, 4)
+    assert recommended_null_threshold(out) == man["recommended"]["null_threshold"]
+    # It loads like any QA model.
+    (a,) = QAModel(str(out)).answer(["What is the cause?"], ["Floods followed the storm."])
+    assert a is None or a.text in "Floods followed the storm."
+
+    again = train_qa(cfg, output=out, base_model=str(tiny_dir), if_missing=True)
+    assert again.skipped and "is current" in again.reason
+    current, why = model_is_current(out, "another-fingerprint")
+    assert not current and "other data or settings" in why
+    # Different settings: --if-missing trains again.
+    cfg2 = _train_cfg(tmp_path, **{"extract.train_steps": 2, "extract.train_eval_every": 1})
+    res2 = train_qa(cfg2, output=out, base_model=str(tiny_dir), if_missing=True)
+    assert not res2.skipped and read_manifest(out)["training"]["steps"] == 2
+    assert not list(out.parent.glob(".causal-qa.*"))  # no temporary folders left behind
+
+
+def test_if_missing_leaves_a_foreign_model_alone(tiny_dir, tmp_path):
+    cfg = _train_cfg(tmp_path)
+    foreign = tmp_path / "their-model"
+    shutil.copytree(tiny_dir, foreign)
+    res = train_qa(cfg, output=foreign, base_model=str(tiny_dir), if_missing=True)
+    assert res.skipped and "not trained by causalkg" in res.reason
+
+
+def test_training_data_must_exist(tmp_path):
+    cfg = load_config(search_cwd=False, overrides={"extract.train_data": str(tmp_path / "nothing")})
+    with pytest.raises(ConfigError, match="QA training data not found"):
+        train_qa(cfg, output=tmp_path / "m")
