@@ -18,12 +18,9 @@ once. ``answer`` returns one text (or the exception that stopped it) per query, 
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
 from causalkg.cache import DiskCache
@@ -32,6 +29,8 @@ from causalkg.errors import ConfigError, ModelError
 from causalkg.llm import ChatClient, ChatRequest
 from causalkg.progress import progress
 from causalkg.registry import Registry, parse_spec
+from evaluation.hf_models import model_id
+from linking.encoder import resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -92,19 +91,6 @@ class OpenAIJudge(Judge):
                 "concurrency": self.client.concurrency}
 
 
-def _model_identity(name: str) -> str:
-    """The model's name, plus a digest of its files' names, sizes and times when it is a folder,
-    so that a retrained model in the same folder never reuses the old model's cached answers."""
-    p = Path(os.path.expanduser(name))
-    if not p.is_dir():
-        return name
-    h = hashlib.sha256()
-    for f in sorted(x for x in p.iterdir() if x.is_file()):
-        st = f.stat()
-        h.update(f"{f.name}:{st.st_size}:{st.st_mtime_ns};".encode())
-    return f"{p.resolve()}@{h.hexdigest()[:16]}"
-
-
 class TransformersJudge(Judge):
     """A local seq2seq or causal language model, batched (see the module docstring).
 
@@ -130,7 +116,7 @@ class TransformersJudge(Judge):
         if cache is None and cfg is not None:
             cache = DiskCache(cfg.path("paths.cache") / "judge.sqlite")
         self.cache = cache
-        self.identity = _model_identity(model)
+        self.identity = model_id(model)
         self._model: Any = None
         self._tok: Any = None
         self.device: str | None = None
@@ -142,11 +128,7 @@ class TransformersJudge(Judge):
     # -- loading -----------------------------------------------------------------------------
 
     def _resolve_device(self) -> str:
-        import torch
-
-        if self.device_option not in ("auto", "", None):
-            return str(self.device_option)
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return resolve_device(str(self.device_option or "auto"))
 
     def _resolve_dtype(self, device: str) -> Any:
         import torch

@@ -48,7 +48,7 @@ from causalkg.contracts import (
 )
 from causalkg.errors import ConfigError, SchemaError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, iter_json_lines, read_jsonl, to_json_line, write_json
-from causalkg.manifest import build_manifest, describe_input, file_sha256, fingerprint, read_manifest, write_manifest
+from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.progress import progress
 from kg import rdf
 

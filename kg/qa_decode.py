@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from causalkg.errors import ConfigError, ModelError
+from linking.encoder import resolve_device  # noqa: F401 - also used by kg.train_qa
 
 log = logging.getLogger(__name__)
 
@@ -41,15 +42,6 @@ class QAAnswer:
     end: int
     score: float  # p(start) * p(end)
     null_diff: float  # best span logits minus null logits; > 0: an answer is preferred
-
-
-def resolve_device(device: str = "auto") -> str:
-    """``auto``: cuda when torch sees a GPU, else cpu."""
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def resolve_model_path(name: str, base_dir: Path | None = None) -> tuple[str, bool]:

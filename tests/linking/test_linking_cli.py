@@ -97,4 +97,4 @@ def test_model_flag(cli, project, other_model):
     assert r.code == 0 and f"model {other_model}, index flat" in r.out
     assert "  reason: the index was built with model 'all-MiniLM-L6-v2'" in r.out
     r = cli("link", "query", "war")
-    assert r.code == 1 and f"linking.model is 'all-MiniLM-L6-v2'" in r.err
+    assert r.code == 1 and "linking.model is 'all-MiniLM-L6-v2'" in r.err
