@@ -15,12 +15,14 @@ import argparse
 import importlib
 import json
 import logging
+import os
 import sys
 from typing import Any, Callable, Sequence
 
 from causalkg import __version__
 from causalkg.config import Config, load_config, parse_assignment
 from causalkg.errors import CausalKGError, ConfigError
+from causalkg.progress import progress_enabled
 
 STAGE_CLIS = ("corpus.cli", "linking.cli", "kg.cli", "evaluation.cli")
 
@@ -138,6 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         overrides = dict(parse_assignment(a) for a in (getattr(args, "overrides", None) or []))
         cfg = load_config(getattr(args, "config", None), overrides)
+        if not progress_enabled(cfg.get("run.progress", "auto")):
+            # transformers and huggingface_hub draw bars of their own ("Loading weights", ...):
+            # keep them to terminals like ours. Read when they are first imported, i.e. later.
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         status = handler(args, cfg)
         return int(status or 0)
     except CausalKGError as exc:
