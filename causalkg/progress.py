@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any, Iterable, TypeVar
 
-from tqdm.auto import tqdm
+from tqdm import tqdm  # the plain bar: tqdm.auto wants ipywidgets in notebooks
 
 T = TypeVar("T")
 

@@ -62,7 +62,8 @@ NT_DIR = "nt"
 GRAPHML_FILE = "causal_kg.graphml"
 LINKED_DIR = "linked"
 STATE_FILE = "state.json"
-FORMAT_VERSION = "1"  # bump when the outputs change for the same inputs
+FORMAT_VERSION = "1"  # bump when the linked checkpoints change for the same inputs (relinks everything)
+OUTPUT_VERSION = "2"  # bump when the KG files change for the same mentions (rewrites them, no relinking)
 
 Hook = Callable[[str, Mapping[str, Any]], None]
 
@@ -434,7 +435,11 @@ def nested_lines(edges: Sequence[KGEdge], concepts: Mapping[str, Concept]) -> li
     """The class edges in the WikiCausal Base KG shape: one line per cause class, its effect
     classes as ``consequences``, and the instance (and mixed) edges lifted into each as
     ``examples``; our scores and provenance ride along in extra fields. Lines are ordered by
-    total support, consequences best-supported first."""
+    support (distinct sentences behind the line), consequences best-supported first.
+
+    An instance or mixed edge lifted into several class edges is an example of each (the
+    reference scripts collect pairs into sets, so it counts once); one with no class to lift
+    to is not in this file (see :func:`unlisted_edges`)."""
     by_id = {e.edge_id: e for e in edges}
     groups: dict[str, list[KGEdge]] = defaultdict(list)
     for e in edges:
@@ -470,16 +475,27 @@ def nested_lines(edges: Sequence[KGEdge], concepts: Mapping[str, Concept]) -> li
                 "examples": examples,
                 **_edge_extras(e),
             })
+        # Distinct over the whole line: one sentence behind several consequences counts once.
+        every = [m for e in group for m in e.mentions]
+        every += [m for e in group for ex in e.examples if ex.edge_id in by_id for m in by_id[ex.edge_id].mentions]
         line = {
             "event": {"id": cause, "label": label, "labels": labels(cause, label)},
             "consequences": consequences,
-            "support": {"sentences": sum(e.support.sentences for e in group),
+            "support": {"sentences": len({(m.doc_id, m.sentence.start, m.sentence.end) for m in every}),
+                        "documents": len({m.doc_id for m in every}),
                         "edges": len(group)},
         }
         BaseKGLine.model_validate(line)
         lines.append(((-line["support"]["sentences"], _qnum(cause)), line))
     lines.sort(key=lambda x: x[0])
     return [line for _, line in lines]
+
+
+def unlisted_edges(edges: Sequence[KGEdge]) -> list[KGEdge]:
+    """The instance and mixed edges that ``causal_kg.jsonl`` cannot hold: the nested shape
+    lists a lower edge only as an example of a class edge, and these were lifted to none (an
+    end with no known class, or ``kg.lift = none``). They are in the flat file and the RDF."""
+    return [e for e in edges if e.level != "class" and not e.lifted_to]
 
 
 # --- GraphML ---------------------------------------------------------------------------------
@@ -625,7 +641,7 @@ def assemble(
         _sha(corpus_path), _sha(linking_manifest), in_memory,
         {k: opts[k] for k in ("shard_size", "use_context", "allow_self_loops", "k", "threshold", "linking_model")},
     )
-    full_fp = fingerprint(link_fp, _sha(concepts_path), opts)
+    full_fp = fingerprint(link_fp, OUTPUT_VERSION, _sha(concepts_path), opts)
     manifest = read_manifest(out_dir)
     current = _outputs_current(out_dir, manifest, full_fp)
     if dry_run:
@@ -649,7 +665,8 @@ def assemble(
         }
         return AssembleResult(out_dir, True, {}, {}, plan=plan)
     if not force and current:
-        log.info("the KG in %s is up to date (inputs and settings unchanged); use --force to rebuild", out_dir)
+        # debug, not info: the CLI prints the outcome itself (one line per fact).
+        log.debug("the KG in %s is up to date (inputs and settings unchanged); use --force to rebuild", out_dir)
         return AssembleResult(out_dir, True, dict(manifest.get("counts", {})), dict(manifest.get("outputs", {})))
 
     concept_table = load_concepts(concepts_path, lenient=lenient)
@@ -698,8 +715,12 @@ def assemble(
         "mentions": sum(len(e.mentions) for e in edges),
         "documents": len({m.doc_id for e in edges for m in e.mentions}),
         "nested_lines": rdf_counts["nested_lines"],
+        "nested_unlisted_edges": rdf_counts["nested_unlisted_edges"],
         "triples": rdf_counts["triples"],
     }
+    if rdf_counts["nested_unlisted_edges"]:
+        notes.append(f"{rdf_counts['nested_unlisted_edges']} instance/mixed edges have no class to lift to "
+                     f"(kg.lift = {opts['lift']}): they are in {PAIRS_FILE} and the RDF, not in {NESTED_FILE}")
     inputs = {"concepts": concepts_path, "source": source}
     if corpus_path.is_file() and linked is None:
         inputs["corpus"] = corpus_path
@@ -839,7 +860,8 @@ def write_outputs(
         "ntriples": [str(p.relative_to(out_dir)) for p in files.ntriples],
         "graphml": GRAPHML_FILE,
     }
-    return outputs, checksums, {"triples": files.triples, "nested_lines": len(nested)}
+    return outputs, checksums, {"triples": files.triples, "nested_lines": len(nested),
+                                "nested_unlisted_edges": len(unlisted_edges(edges))}
 
 
 def read_edges(path: str | Path, *, lenient: bool = False) -> Iterator[KGEdge]:

@@ -38,6 +38,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from causalkg.config import Config
 from causalkg.errors import ConfigError, SourceError, StoreError
+from causalkg.progress import progress
 from causalkg.retry import Retry, RetryPolicy, call_with_retries, parse_retry_after
 
 log = logging.getLogger(__name__)
@@ -267,11 +268,12 @@ def client_from_config(cfg: Config, endpoint: str, *, sparql_endpoint: str | Non
 
 
 def upload_graph(client: GraphStoreClient, graph: str, files: Sequence[Path], expected: int, *,
-                 chunk_triples: int) -> int:
+                 chunk_triples: int, on_chunk: Callable[[int], None] | None = None) -> int:
     """Replace ``graph`` on the server by the triples of ``files`` and check the count.
 
     With a SPARQL endpoint the upload goes to ``<graph>#staging`` and a single MOVE replaces the
-    graph; without one, the first chunk is PUT into the graph and the rest POSTed. Returns the
+    graph; without one, the first chunk is PUT into the graph and the rest POSTed.
+    ``on_chunk(triples)`` is called after each chunk is accepted (a progress bar). Returns the
     count found; raises StoreError when it differs from ``expected``."""
     import pyoxigraph
 
@@ -285,6 +287,8 @@ def upload_graph(client: GraphStoreClient, graph: str, files: Sequence[Path], ex
     for data in _chunks(files, chunk_triples):
         (client.put if first else client.post)(dest, data)
         first = False
+        if on_chunk is not None:
+            on_chunk(data.count(b"\n"))  # one triple per N-Triples line
     if first:  # nothing to send: the graph must end up empty
         client.delete(dest)
     if staged:
@@ -320,8 +324,12 @@ def export_remote(
     size = int(chunk_triples if chunk_triples is not None else cfg["kg"]["upload_chunk_triples"])
     counts: dict[str, int] = {}
     for g in graphs:
-        counts[g.graph] = upload_graph(client, g.graph, g.files, g.triples, chunk_triples=size)
-        log.info("<%s>: %d triples at %s", g.graph, counts[g.graph], endpoint)
+        bar = progress(desc=f"uploading <{g.graph}>", unit="triple", total=g.triples, mode=cfg["run"]["progress"])
+        try:
+            counts[g.graph] = upload_graph(client, g.graph, g.files, g.triples, chunk_triples=size, on_chunk=bar.update)
+        finally:
+            bar.close()
+        log.debug("<%s>: %d triples at %s", g.graph, counts[g.graph], endpoint)  # the CLI prints the counts
     return counts
 
 

@@ -99,6 +99,13 @@ def agreement(edges: Sequence[KGEdge], base: dict[str, set[tuple[str, str]]]) ->
     return rows
 
 
+def sentence_keys(e: KGEdge, edges: Mapping[str, KGEdge]) -> set[tuple[str, int, int]]:
+    """The sentences behind an edge as (document, start, end): its own mentions' and those of
+    the lower edges it was lifted from (``edges``: all edges by id)."""
+    pool = list(e.mentions) + [m for x in e.examples if x.edge_id in edges for m in edges[x.edge_id].mentions]
+    return {(m.doc_id, m.sentence.start, m.sentence.end) for m in pool}
+
+
 def confirmed_edges(edges: Sequence[KGEdge], base: dict[str, set[tuple[str, str]]]) -> list[KGEdge]:
     """Our edges whose (cause, effect) pair is in the Base KG (any view), best-supported first."""
     return sorted((e for e in edges if (e.cause.id[0], e.effect.id[0]) in base["full"]), key=edge_rank)
@@ -148,23 +155,33 @@ class KGStats:
 def stats(cfg: Config, *, kg: str | Path | None = None, base_kg: str | Path | None = None, level: str = "all",
           top: int | None = None) -> KGStats:
     """Graph statistics of the KG: nodes, edges by level, degree distributions, top causes and
-    effects (by out-/in-degree, ties by support), self-loops, simple cycles (up to
-    ``kg.cycle_length`` long, at most ``kg.max_cycles`` counted), weakly connected components,
-    and agreement with the Base KG (``base_kg``, default ``<paths.data>/wikidata/base_kg.jsonl``;
-    skipped with a note when missing). Raises SourceError when the KG was not assembled."""
+    effects (by out-/in-degree, ties by support: the distinct sentences behind a node's edges),
+    self-loops, simple cycles (up to ``kg.cycle_length`` long, at most ``kg.max_cycles``
+    counted), weakly connected components, and agreement with the Base KG (``base_kg``, default
+    ``<paths.data>/wikidata/base_kg.jsonl``; skipped with a note when missing). Raises
+    SourceError when the KG was not assembled, ConfigError on an unknown ``level``."""
     import networkx as nx
 
+    if level not in LEVELS:
+        raise ConfigError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
     top = int(top if top is not None else cfg["kg"]["top"])
-    edges = load_edges(cfg, kg=kg, level=level)
+    every = load_edges(cfg, kg=kg)
+    edges = [e for e in every if level == "all" or e.level == level]
+    by_id = {e.edge_id: e for e in every}
     g = to_networkx(edges)
     notes: list[str] = []
 
+    # A node's support: the distinct sentences behind its edges (one sentence behind two of its
+    # edges, or behind an instance edge and the class edge lifted from it, counts once).
+    sentences: dict[str, dict[str, set]] = {"out": {}, "in": {}}
+    for e in edges:
+        keys = sentence_keys(e, by_id)
+        sentences["out"].setdefault(e.cause.id[0], set()).update(keys)
+        sentences["in"].setdefault(e.effect.id[0], set()).update(keys)
+
     def ranked(degree_view: Any, weight: str) -> list[dict[str, Any]]:
-        support = Counter()
-        for u, v, d in g.edges(data=True):
-            support[u if weight == "out" else v] += d["support"]
         rows = [{"id": n, "label": g.nodes[n]["label"], "kind": g.nodes[n]["kind"], "edges": deg,
-                 "sentences": support[n]} for n, deg in degree_view if deg > 0]
+                 "sentences": len(sentences[weight].get(n, ()))} for n, deg in degree_view if deg > 0]
         rows.sort(key=lambda r: (-r["edges"], -r["sentences"], int(r["id"][1:])))
         return rows[:top]
 

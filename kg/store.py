@@ -236,7 +236,7 @@ def _export_local(cfg: Config, plan: ExportPlan, folder: Path, force: bool, t0: 
         finally:
             del st
         if all(current[g.graph] == g.triples for g in plan.graphs):
-            log.info("the store in %s is up to date; use --force to reload", folder)
+            log.debug("the store in %s is up to date; use --force to reload", folder)  # the CLI says it
             return ExportResult(str(db), current, True, plan.notes, time.perf_counter() - t0)
     folder.mkdir(parents=True, exist_ok=True)
     st = _open(db)

@@ -139,6 +139,30 @@ def test_nested_shape_is_read_by_the_reference_logic(gold, concepts, tmp_path):
     assert eq["event"]["labels"][:2] == ["earthquake", "earthquakes"]
     first = eq["consequences"][0]
     assert first["id"] == "Q8070" and first["support"]["sentences"] == 2 and len(first["mentions"]) == 2
+    # nothing is lost: every edge is a class pair or an example, each in its own view
+    assert classes | examples == {(e.cause.id[0], e.effect.id[0]) for e in edges} and not classes & examples
+    assert A.unlisted_edges(edges) == []
+    # an example carries its own level, so readers can tell instance from mixed edges
+    levels = {x["level"] for ln in lines for c in ln["consequences"] for x in c["examples"]}
+    assert levels == {"instance", "mixed"}
+
+
+def test_nested_line_support_counts_each_sentence_once(gold, concepts):
+    # "The attacks caused the deaths ... and the injuries ...": one sentence behind two mixed
+    # edges, lifted to mass murder -> death and mass murder -> injury: one line, one sentence
+    lines = A.nested_lines(A.aggregate(gold, concepts), concepts)
+    mm = next(ln for ln in lines if ln["event"]["id"] == "Q750215")
+    assert {c["id"] for c in mm["consequences"]} >= {"Q4", "Q193078"}
+    assert [c["support"]["sentences"] for c in mm["consequences"]] == [1] * len(mm["consequences"])
+    assert mm["support"] == {"sentences": 1, "documents": 1, "edges": len(mm["consequences"])}
+
+
+def test_edges_with_no_class_are_counted_not_silently_lost(gold, concepts):
+    edges = A.aggregate(gold, concepts, lift="none")
+    lower = {e.edge_id for e in edges if e.level != "class"}
+    assert lower and {e.edge_id for e in A.unlisted_edges(edges)} == lower
+    lines = A.nested_lines(edges, concepts)
+    assert not [x for ln in lines for c in ln["consequences"] for x in c["examples"]]
 
 
 # --- the whole step --------------------------------------------------------------------------
@@ -163,8 +187,10 @@ def test_assemble_cli_from_linked_mentions(cli, in_tmp):
     g = nx.read_graphml(out / "causal_kg.graphml")
     assert g.number_of_edges() == 13 and g.nodes["Q7944"]["label"] == "earthquake"
 
+    assert r.err == ""  # everything is said once, on stdout
     again = cli(*args)
     assert again.code == 0 and "is up to date (--force rebuilds it)" in again.out
+    assert again.err == "" and again.out.count("up to date") == 1
     plan = cli(*args, "--dry-run")
     assert plan.code == 0 and plan.out.splitlines()[0] == f"plan: assemble the causal KG into {in_tmp}/data/kg"
     assert plan.out.splitlines()[-1] == "  outputs are up to date: nothing to do"
@@ -173,6 +199,9 @@ def test_assemble_cli_from_linked_mentions(cli, in_tmp):
     assert json.loads((out / "manifest.json").read_text())["options"]["lift"] == "both"  # nothing written
     forced = cli(*args, "--force", "--lift", "none")
     assert forced.code == 0 and "written: 9 edges" in forced.out
+    assert ("  note: 3 instance/mixed edges have no class to lift to (kg.lift = none): they are in "
+            "causal_kg_pairs.jsonl and the RDF, not in causal_kg.jsonl") in forced.out.splitlines()
+    assert json.loads((out / "manifest.json").read_text())["counts"]["nested_unlisted_edges"] == 3
 
 
 def test_outputs_read_by_the_evaluation_reader(cli, in_tmp):

@@ -135,6 +135,18 @@ def test_staged_export_with_sparql_endpoint_replaces_the_graph(virtuoso, project
     assert _count(virtuoso, KG_GRAPH + "#staging") == 0
 
 
+def test_upload_reports_each_chunk_for_the_progress_bar(virtuoso, project):
+    from kg.graphstore import upload_graph
+
+    root, _ = project
+    files = sorted((root / "data" / "kg" / "nt").glob("*.nt"))
+    n = json.loads((root / "data" / "kg" / "manifest.json").read_text())["counts"]["triples"]
+    client = GraphStoreClient(virtuoso.gsp_url, user=virtuoso.user, password=virtuoso.password)
+    seen: list[int] = []
+    assert upload_graph(client, KG_GRAPH, files, n, chunk_triples=120, on_chunk=seen.append) == n
+    assert sum(seen) == n and seen[:-1] == [120] * (len(seen) - 1) and len(seen) == -(-n // 120)
+
+
 def test_retries_honour_retry_after_and_survive_dropped_connections(virtuoso, project, creds):
     root, cfg = project
     waits: list[float] = []
@@ -178,6 +190,7 @@ def test_export_cli_remote_and_its_errors(cli, virtuoso, project, monkeypatch):
     assert r.code == 0, r.err
     assert r.out.splitlines()[0].startswith(f"{virtuoso.gsp_url} loaded in ")
     assert f"  <{KG_GRAPH}>: {n} triples" in r.out.splitlines()
+    assert r.err == ""  # the counts are said once, by the command
     r = cli("kg", "export", "--endpoint", "ftp://nowhere", cwd=root)
     assert r.code == 2 and r.err.strip() == "error: --endpoint must be an http(s) URL, got 'ftp://nowhere'"
     monkeypatch.delenv("CAUSALKG_STORE_PASSWORD")

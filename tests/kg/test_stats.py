@@ -11,6 +11,7 @@ import pytest
 
 from causalkg.config import load_config
 from causalkg.contracts import KGEdge
+from causalkg.errors import ConfigError
 from causalkg.jsonl import write_jsonl
 from kg import assemble as A
 from kg import stats as S
@@ -46,7 +47,8 @@ def test_stats_of_the_fixture_kg(project):
     assert s.levels == {"class": 10, "instance": 1, "mixed": 2}
     assert sum(s.degree["in"].values()) == sum(s.degree["out"].values()) == 13  # every node counted once
     assert sum(d * n for d, n in s.degree["in"].items()) == 13  # and every edge once
-    assert s.top_causes[0] == {"id": "Q7944", "label": "earthquake", "kind": "class", "edges": 3, "sentences": 4}
+    # three edges, three distinct sentences (one sentence says both "tsunamis" and "deaths")
+    assert s.top_causes[0] == {"id": "Q7944", "label": "earthquake", "kind": "class", "edges": 3, "sentences": 3}
     assert s.top_effects[0]["id"] == "Q4" and s.top_effects[0]["edges"] == 5
     assert (s.components, s.largest_component, s.self_loops, s.cycles) == (2, 11, 0, 0)
     agree = {r["view"]: r for r in s.agreement}
@@ -56,6 +58,10 @@ def test_stats_of_the_fixture_kg(project):
     assert agree["full"]["ours"] == 13 and agree["full"]["both"] == 6
     only = S.stats(cfg, level="instance")
     assert (only.nodes, only.edges) == (2, 1)
+    # class edges only: a lifted edge still counts the sentence of the instance edge behind it
+    assert S.stats(cfg, level="class").top_causes[0]["sentences"] == 3
+    with pytest.raises(ConfigError, match="level must be one of all, class, instance, mixed, got 'edges'"):
+        S.stats(cfg, level="edges")
 
 
 def test_cycles_self_loops_and_components(tmp_path):
@@ -82,7 +88,7 @@ def test_stats_cli(cli, project):
     rows = [ln.split() for ln in r.out.splitlines()]
     assert ["nodes", "13"] in rows and ["edges", "(mixed)", "2"] in rows
     assert "Agreement with the Base KG" in r.out and ["instances", "3", "399", "1", "0.3333", "0.0025"] in rows
-    assert ["earthquake", "Q7944", "class", "3", "4"] in rows
+    assert ["earthquake", "Q7944", "class", "3", "3"] in rows
     r = cli("kg", "stats", "--format", "json", "--level", "class", cwd=root)
     doc = json.loads(r.out)
     assert doc["level"] == "class" and doc["edges"] == 10 and doc["degree"]["in"]["0"] >= 1

@@ -200,8 +200,10 @@ def test_export_cli(cli, tmp_path):
     assert r.code == 0, r.err
     assert r.out.splitlines()[0].startswith(f"{tmp_path}/data/store/oxigraph loaded in ")
     assert f"  <{KG_GRAPH}>: {manifest['counts']['triples']} triples" in r.out.splitlines()
+    assert r.err == ""
     r = cli("kg", "export", cwd=tmp_path)
     assert "is up to date (--force reloads it)" in r.out
+    assert r.err == "" and r.out.count("up to date") == 1  # said once
     shutil.rmtree(tmp_path / "data" / "store")
     r = cli("kg", "export", "--no-base-kg", cwd=tmp_path)
     assert BASE_GRAPH not in r.out and K.store_counts(cfg) == {KG_GRAPH: manifest["counts"]["triples"]}
