@@ -236,15 +236,16 @@ def iter_kg_pairs(
                 yield p
 
 
-def read_document_concepts(path: str | os.PathLike, *, lenient: bool = False) -> set[str]:
+def read_document_concepts(path: str | os.PathLike, *, lenient: bool = False,
+                           stats: ReadStats | None = None) -> set[str]:
     """The QIDs of the concepts the documents of a corpus JSONL are about.
 
     Reads only ``document_concept.id`` of each ``CorpusDocument`` line (a corpus can be large);
     unresolved documents (id null) are skipped. Raises SchemaError ``path:line`` on a line
-    without a ``document_concept`` object (unless ``lenient``).
+    without a ``document_concept`` object (unless ``lenient``: then it is counted in ``stats``).
     """
     ids: set[str] = set()
-    stats = ReadStats()
+    stats = stats if stats is not None else ReadStats()
     for lineno, value in iter_json_lines(path, lenient=lenient, stats=stats):
         concept = value.get("document_concept") if isinstance(value, dict) else None
         if not isinstance(concept, dict):
@@ -253,6 +254,7 @@ def read_document_concepts(path: str | os.PathLike, *, lenient: bool = False) ->
                 raise SchemaError(message)
             stats.note_skip(message)
             continue
+        stats.records += 1
         qid = concept.get("id")
         if isinstance(qid, str) and _QID_FULL.fullmatch(qid):
             ids.add(qid)

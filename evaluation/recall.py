@@ -20,7 +20,6 @@ found or missed with labels, and a plot of recall per seed class.
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -29,14 +28,13 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from causalkg.config import Config
 from causalkg.errors import ConfigError
-from causalkg.jsonl import atomic_write, write_jsonl
+from causalkg.jsonl import ReadStats, atomic_write, write_jsonl
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.tables import render_table
 from evaluation.kgread import (
     CLASS, FLAT, INSTANCE, NESTED, KGReadStats, pairs_of_nested, iter_kg_pairs, iter_kg_records, read_document_concepts,
 )
 
-log = logging.getLogger(__name__)
 
 VIEWS = ("full", "classes", "instances")
 # The reference CSV's columns, in its order.
@@ -45,7 +43,8 @@ REFERENCE_COLUMNS = [
     "base_kg_size", "base_count", "base_coverage",
 ]
 ANY_ID_COLUMNS = ["any_id_recall", "any_id_hit_count", "any_id_rel_count", "any_id_precision", "any_id_base_count"]
-REACHABLE_COLUMNS = ["reachable_recall", "reachable_hit_count", "reachable_base_size"]
+REACHABLE_COLUMNS = ["reachable_recall", "reachable_hit_count", "reachable_base_size", "reachable_base_count",
+                     "reachable_base_coverage"]
 
 Pair = tuple[str, str]
 
@@ -165,10 +164,11 @@ class BaseKG:
         return self.classes | self.instances
 
 
-def read_base_kg(path: str | os.PathLike, *, lenient: bool = False) -> BaseKG:
-    """Read a Base KG (nested base-KG shape only). Raises SchemaError ``path:line`` on bad lines."""
+def read_base_kg(path: str | os.PathLike, *, lenient: bool = False, stats: KGReadStats | None = None) -> BaseKG:
+    """Read a Base KG (nested base-KG shape only). Raises SchemaError ``path:line`` on bad lines
+    unless ``lenient``; lines skipped then are counted in ``stats``."""
     base = BaseKG(str(path))
-    stats = KGReadStats()
+    stats = stats if stats is not None else KGReadStats()
     for p in iter_kg_pairs(path, lenient=lenient, stats=stats, require=NESTED):
         pair = (p.cause, p.effect)
         if p.cause_label is not None:
@@ -184,8 +184,6 @@ def read_base_kg(path: str | os.PathLike, *, lenient: bool = False) -> BaseKG:
         listed = base.groups.setdefault((view, pair), [])  # type: ignore[index]
         if p.group not in listed:
             listed.append(p.group)
-    if stats.skipped:
-        log.warning("%s", stats.summary())
     return base
 
 
@@ -247,9 +245,7 @@ def read_kg_pairs(path: str | os.PathLike, *, any_id: bool = False, lenient: boo
                 if inst_units is not None:
                     inst_units.add((p.cause_ids, p.effect_ids))
     kg.stats.pairs.update({CLASS: n_class, INSTANCE: n_inst})
-    if kg.stats.skipped:
-        log.warning("%s", kg.stats.summary())
-    return kg
+    return kg  # skipped lines are in kg.stats (eval_recall turns them into one note each)
 
 
 @dataclass
@@ -310,10 +306,11 @@ def score_kg(kg: KGPairs, base: BaseKG, *, any_id: bool = False,
             found_any[view] = a.pop("_covered")
             row.update(a)
         if reachable is not None:
-            rb = {p for p in bv if p[0] in reachable}
-            rh = len(kv & rb)
-            row.update(reachable_recall=rh / len(rb) if rb else 0.0, reachable_hit_count=rh,
-                       reachable_base_size=len(rb))
+            # The same measures over the Base pairs the corpus could reach (cause with a document).
+            r = recall_measures(kv, {p for p in bv if p[0] in reachable})
+            row.update(reachable_recall=r["recall"], reachable_hit_count=r["hit_count"],
+                       reachable_base_size=r["base_kg_size"], reachable_base_count=r["base_count"],
+                       reachable_base_coverage=r["base_coverage"])
         rows.append(row)
 
     by_class = []
@@ -384,9 +381,11 @@ def eval_recall(
     if not kgs:
         raise ConfigError("no KG to score", hint="pass --kg FILE (repeatable)")
     started = time.perf_counter()
-    base = read_base_kg(base_kg, lenient=lenient)
-    reachable = read_document_concepts(corpus, lenient=lenient) if corpus is not None else None
-    notes = []
+    base_stats = KGReadStats()
+    base = read_base_kg(base_kg, lenient=lenient, stats=base_stats)
+    corpus_stats = ReadStats()
+    reachable = read_document_concepts(corpus, lenient=lenient, stats=corpus_stats) if corpus is not None else None
+    notes = [s.summary() for s in (base_stats, corpus_stats) if s.skipped]
     if reachable is not None:
         notes.append(f"reachable: {len(reachable)} document concepts in {corpus}")
     results = []

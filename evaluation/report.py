@@ -68,11 +68,17 @@ class Input:
     def present(self) -> bool:
         return self.path.is_file()
 
+    @property
+    def empty(self) -> bool:
+        """There but without a byte: a stage that ran and found nothing (it scores 0 everywhere)."""
+        return self.present and self.path.stat().st_size == 0
+
 
 @dataclass
 class ReportResult:
     path: Path
     missing: list[Input]
+    empty: list[Input] = field(default_factory=list)  # present but 0 bytes
     recall: dict[str, Any] = field(default_factory=dict)  # base name -> RecallReport
     precision: Any = None
     precision_error: str | None = None
@@ -82,18 +88,21 @@ class ReportResult:
 def report_inputs(cfg: Config) -> dict[str, list[Input]]:
     """What the report reads, grouped: KGs, Base KGs, corpus."""
     data = cfg.path("paths.data")
+    # The whole chain, not only its last step: outside a checkout there is no Makefile.
+    make_kg = ("make kg (= causalkg corpus build; causalkg link build; causalkg kg train-qa --if-missing; "
+               "causalkg kg extract; causalkg kg assemble)")
     kgs = [
-        Input("our KG (base-KG shape)", data / "kg" / "causal_kg.jsonl", "make kg (causalkg kg assemble)"),
-        Input("our KG (flat pairs)", data / "kg" / "causal_kg_pairs.jsonl", "make kg (causalkg kg assemble)"),
+        Input("our KG (base-KG shape)", data / "kg" / "causal_kg.jsonl", make_kg),
+        Input("our KG (flat pairs)", data / "kg" / "causal_kg_pairs.jsonl", make_kg),
     ]
     kgs += [Input("peer KG", bundled_path(cfg, v), "it is bundled in snapshots/wikicausal/; restore the checkout")
             for v in cfg["eval"]["report_peer_kgs"]]
     bases = [
-        Input("Base KG (built from Wikidata)", data / "wikidata" / "base_kg.jsonl", "make corpus (causalkg corpus build)"),
+        Input("Base KG (built from Wikidata)", data / "wikidata" / "base_kg.jsonl", "make corpus (= causalkg corpus build)"),
         Input("Base KG (bundled WikiCausal v1)", bundled_path(cfg, cfg["eval"]["recall_base_kg"]),
               "it is bundled in snapshots/wikicausal/; restore the checkout"),
     ]
-    corpus = [Input("corpus (for reachable recall)", data / "corpus" / "corpus.jsonl", "make corpus (causalkg corpus build)")]
+    corpus = [Input("corpus (for reachable recall)", data / "corpus" / "corpus.jsonl", "make corpus (= causalkg corpus build)")]
     return {"kgs": kgs, "bases": bases, "corpus": corpus}
 
 
@@ -128,18 +137,24 @@ def eval_report(
     kgs = [i for i in inputs["kgs"] if i.present]
     bases = [i for i in inputs["bases"] if i.present]
     corpus = next((i.path for i in inputs["corpus"] if i.present), None)
-    result = ReportResult(root / "report.md", missing)
+    empty = [i for group in inputs.values() for i in group if i.empty]
+    result = ReportResult(root / "report.md", missing, empty)
 
     lines = [
         "# causalkg evaluation report", "",
         f"Written {now_iso()} by causalkg {__version__} (`causalkg eval report`). "
         "Recall and precision follow the WikiCausal reference definitions; see docs/evaluation.md.", "",
         "## Inputs", "",
-        render_table([{"input": i.role, "file": str(i.path), "status": "found" if i.present else f"missing: {i.make}"}
+        render_table([{"input": i.role, "file": str(i.path),
+                       "status": (f"empty (0 bytes): {i.make}" if i.empty else "found") if i.present else f"missing: {i.make}"}
                       for group in inputs.values() for i in group], ["input", "file", "status"], "md"), "",
     ]
     if missing:
         lines += ["Missing inputs are skipped; make them with the commands above and run `make eval` again.", ""]
+    if empty:
+        lines += ["Empty inputs are there but hold nothing (the stage that wrote them found nothing; see its output and "
+                  "manifest): " + ", ".join(f"{i.role} `{i.path.name}`" for i in empty)
+                  + ". An empty KG scores 0 everywhere; an empty corpus makes every Base pair unreachable.", ""]
 
     for base in bases:
         stem = base.path.name.removesuffix(".jsonl")
@@ -237,9 +252,10 @@ def eval_report(
         "eval-report", cfg,
         inputs={i.role: i.path for group in inputs.values() for i in group if i.present},
         outputs={"report": str(result.path)},
-        counts={"kgs": len(kgs), "bases": len(bases), "missing": len(missing)},
+        counts={"kgs": len(kgs), "bases": len(bases), "missing": len(missing), "empty": len(empty)},
         timings={"total": time.perf_counter() - started},
         notes=[f"missing: {i.role} {i.path} ({i.make})" for i in missing]
+        + [f"empty: {i.role} {i.path}" for i in empty]
         + ([f"precision: {result.precision_error}"] if result.precision_error else []),
     ))
     return result

@@ -168,7 +168,12 @@ class OpenAIServer:
                     return
                 self._send(200, data)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            # The default listen backlog (5) resets connections when a client keeps dozens of
+            # requests in flight; benchmarks run at concurrency 32 and more.
+            request_queue_size = 256
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="openai-server", daemon=True)
         self._thread.start()

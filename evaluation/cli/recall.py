@@ -150,6 +150,8 @@ def _report(args: argparse.Namespace, cfg: Config) -> int:
     print(f"wrote {result.path}")
     for i in result.missing:
         print(f"missing {i.role}: {i.path} (make it with: {i.make})")
+    for i in result.empty:
+        print(f"empty {i.role}: {i.path} (0 bytes: the stage that wrote it found nothing; see its output, or: {i.make})")
     if result.precision is None and result.precision_error is None:
         print("precision skipped: no judge configured (set eval.precision_judge or pass --judge)")
     elif result.precision is not None:

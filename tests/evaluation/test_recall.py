@@ -180,6 +180,11 @@ def test_reachable_recall_counts_only_base_pairs_whose_cause_has_a_document(tmp_
     assert rows["classes"]["reachable_recall"] == pytest.approx(0.5)
     assert (rows["instances"]["reachable_base_size"], rows["instances"]["reachable_recall"]) == (1, 1.0)
     assert (rows["full"]["reachable_base_size"], rows["full"]["reachable_hit_count"]) == (3, 2)
+    # base_count and base_coverage over the reachable Base pairs: their causes are Q1 (classes)
+    # and Q10 (instances), and the KG has both as causes; over the whole Base, Q4 and Q11 are missed.
+    assert [(rows[v]["reachable_base_count"], rows[v]["reachable_base_coverage"]) for v in ("full", "classes", "instances")] \
+        == [(2, 1.0), (1, 1.0), (1, 1.0)]
+    assert (rows["full"]["base_count"], rows["full"]["base_coverage"]) == (2, 0.5)
     assert rows["classes"]["recall"] == pytest.approx(1 / 3)  # reference column unchanged
     bad = write_jsonl(tmp_path / "bad_corpus.jsonl", [{"id": 1}])
     with pytest.raises(SchemaError, match="bad_corpus.jsonl:1: not a corpus document"):
@@ -314,6 +319,10 @@ def test_cli_recall_errors(cli, tmp_path):
     res = cli("eval", "recall", "--kg", tmp_path / "nope.jsonl")
     assert res.code == 1 and res.err.strip() == f"error: {tmp_path / 'nope.jsonl'}: no such file"
     res = cli("eval", "recall", "--kg", bad, "--lenient")
-    assert res.code == 0 and "1 bad lines skipped" in res.err
+    assert res.code == 0 and res.err.count("1 bad lines skipped") == 1  # said once, not once per layer
+    corpus = tmp_path / "corpus.jsonl"  # a bad corpus line is counted too, never dropped silently
+    corpus.write_text('{"document_concept": {"id": "Q1"}}\n{"title": "no concept"}\n')
+    res = cli("eval", "recall", "--kg", bad, "--corpus", corpus, "--lenient")
+    assert res.code == 0 and f"{corpus}: 1 records from 2 lines, 1 bad lines skipped (--lenient)" in res.err
     res = cli("eval", "recall")
     assert res.code == 2 and "--kg" in res.err

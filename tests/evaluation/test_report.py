@@ -38,10 +38,14 @@ def test_report_without_built_data_lists_what_is_missing_and_skips_precision(cli
     assert res.code == 0, res.err
     report = tmp_path / "data" / "eval" / "report.md"
     assert res.out.splitlines()[0] == f"wrote {report}"
-    assert f"missing our KG (base-KG shape): {tmp_path}/data/kg/causal_kg.jsonl (make it with: make kg (causalkg kg assemble))" in res.out
-    assert "missing Base KG (built from Wikidata)" in res.out and "precision skipped: no judge configured" in res.out
+    make_kg = ("make kg (= causalkg corpus build; causalkg link build; causalkg kg train-qa --if-missing; "
+               "causalkg kg extract; causalkg kg assemble)")
+    assert f"missing our KG (base-KG shape): {tmp_path}/data/kg/causal_kg.jsonl (make it with: {make_kg})" in res.out
+    assert (f"missing Base KG (built from Wikidata): {tmp_path}/data/wikidata/base_kg.jsonl "
+            "(make it with: make corpus (= causalkg corpus build))") in res.out
+    assert "precision skipped: no judge configured" in res.out
     text = report.read_text()
-    assert "| our KG (flat pairs) | " in text and "missing: make kg (causalkg kg assemble)" in text
+    assert "| our KG (flat pairs) | " in text and f"missing: {make_kg}" in text
     assert "## Recall against Base KG (bundled WikiCausal v1): `base-kg-v1.jsonl`" in text
     assert "## Recall against Base KG (built from Wikidata)" not in text
     assert "| causenet-full-linked-v1.jsonl | base-kg-v1.jsonl | classes | 0.1265 | 54 | 560 | 427 | 29 | 0.5800 |" in text
@@ -59,7 +63,7 @@ def test_report_with_our_kg_both_base_kgs_the_corpus_and_a_judge(cli, openai_ser
     res = cli("eval", "report", "--judge", "openai:test-model", "--tries", "1", "--limit", "5",
               "--set", f"llm.base_url={openai_server.base_url}", cwd=tmp_path)
     assert res.code == 0, res.err
-    assert "missing" not in res.out
+    assert not [line for line in res.out.splitlines() if line.startswith(("missing", "empty"))]
     text = (tmp_path / "data" / "eval" / "report.md").read_text()
     assert "## Recall against Base KG (built from Wikidata): `base_kg.jsonl`" in text
     # our nested KG is the first three classes of the built Base KG: recall of those classes is 1
@@ -88,3 +92,24 @@ def test_report_says_when_precision_failed_and_exits_non_zero(cli, openai_server
     assert "4 pairs could not be judged (first error: chat request to" in text
     assert "run `make eval` again to retry them" in text
     assert not (tmp_path / "data" / "eval" / "recall" / "base-kg-v1" / "recall_by_class.png").exists()
+
+
+def test_report_flags_inputs_that_are_there_but_empty(cli, tmp_path):
+    """A stage that ran and found nothing (an empty corpus, so an empty KG) leaves 0-byte files:
+    the report says so instead of listing them as found and scoring them 0 without a word."""
+    fake_build(tmp_path)
+    for name in ("kg/causal_kg.jsonl", "kg/causal_kg_pairs.jsonl", "corpus/corpus.jsonl"):
+        (tmp_path / "data" / name).write_text("", encoding="utf-8")
+    res = cli("eval", "report", "--no-plots", cwd=tmp_path)
+    assert res.code == 0, res.err
+    assert (f"empty our KG (flat pairs): {tmp_path}/data/kg/causal_kg_pairs.jsonl (0 bytes: the stage that wrote it "
+            "found nothing; see its output, or: make kg (= causalkg corpus build; causalkg link build; "
+            "causalkg kg train-qa --if-missing; causalkg kg extract; causalkg kg assemble))") in res.out
+    assert "empty corpus (for reachable recall)" in res.out
+    assert not [line for line in res.out.splitlines() if line.startswith("missing")]
+    text = (tmp_path / "data" / "eval" / "report.md").read_text()
+    assert "| our KG (base-KG shape) | " in text and "| empty (0 bytes): make kg (= causalkg corpus build;" in text
+    assert "Empty inputs are there but hold nothing" in text and "our KG (flat pairs) `causal_kg_pairs.jsonl`" in text
+    assert "| causal_kg_pairs.jsonl | base_kg.jsonl | full | 0.0000 | 0 | 0 |" in text  # still scored: 0
+    manifest = json.loads((tmp_path / "data" / "eval" / "manifest.json").read_text())
+    assert manifest["counts"]["empty"] == 3 and manifest["counts"]["missing"] == 0
