@@ -14,7 +14,9 @@ with its index into a temporary folder (never into the repository). The output s
    MB/s is over the uncompressed page XML (the same bytes for every row); CPU seconds (all
    processes of a row) are given too, since wall-clock time on a shared machine depends on its load.
 2. Fetching 1% (and 0.1%) of the titles through the index against a sequential scan of the same
-   dump that stops when it has found them all (reading and parsing only, no conversion).
+   dump that stops when it has found them all, and against a full sequential scan (reading and
+   parsing only, no conversion). With 100 pages per stream, 1% of random titles touch about
+   1 - 0.99**100 = 63% of the streams, so the index saves less there than for a handful of titles.
 
 Run: ``python -m bench dump`` (a few minutes on 2 cores).
 """
@@ -185,10 +187,18 @@ def main() -> None:
         n_streams = len(d.scan_index(big_index, ()).offsets)
         print(f"fetch input: the snapshot's pages repeated {COPIES_FETCH} times: {len(titles)} pages, {n_streams} "
               f"streams, {big_bytes / 1e6:.0f} MB of page XML ({big.stat().st_size / 1e6:.1f} MB bz2)\n")
+        # The full sequential scan (every page's header, no early stop), as a reader without an
+        # index must do when it cannot know it has every title (e.g. redirects to follow).
+        c0 = _cpu()
+        with timed() as full:
+            full_reader = d.SequentialReader(big)
+            full_pages = sum(1 for _ in full_reader)
+        full_cpu = _cpu() - c0
         for share in (0.01, 0.001):
             wanted = set(random.Random(7).sample(titles, max(1, round(len(titles) * share))))
             fetch = ThroughputTable(f"fetching {len(wanted)} random titles ({share:.1%} of {len(titles)}): "
                                     "index against a sequential scan", unit="titles")
+            c0 = _cpu()
             with timed() as t:
                 scan = d.scan_index(big_index, wanted)
                 at: dict[int, set[str]] = {}
@@ -197,7 +207,9 @@ def main() -> None:
                 units = [d.Unit(f"u{o}", offsets=((o, frozenset(ts)),)) for o, ts in sorted(at.items())]
                 got = sum(len(r.items) + len(r.redirects) + len(r.skipped)
                           for r in d.run_units(big, units, Locate(), workers=workers))
-            fetch.add(f"index ({len(at)} of {n_streams} streams decompressed)", got, t.seconds)
+            fetch.add(f"index ({len(at)} of {n_streams} streams decompressed)", got, t.seconds,
+                      **{"CPU s": _cpu() - c0})
+            c0 = _cpu()
             with timed() as t:
                 todo = set(wanted)
                 reader = d.SequentialReader(big)
@@ -212,7 +224,9 @@ def main() -> None:
                         if not todo:
                             break
             fetch.add(f"sequential scan, stops when all found ({reader.bytes_read / 1e6:.1f} of "
-                      f"{big.stat().st_size / 1e6:.1f} MB read)", found, t.seconds, baseline=True)
+                      f"{big.stat().st_size / 1e6:.1f} MB read)", found, t.seconds, **{"CPU s": _cpu() - c0})
+            fetch.add(f"full sequential scan ({full_pages} pages, {full_reader.bytes_read / 1e6:.1f} MB read; "
+                      "timed once for both tables)", len(wanted), full.seconds, baseline=True, **{"CPU s": full_cpu})
             fetch.print()
         print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 

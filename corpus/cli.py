@@ -84,11 +84,28 @@ def _build(args: argparse.Namespace, cfg: Config) -> int:
                 print(f"  note: {note}")
     wp = result.get("wikipedia")
     if wp is not None:
-        print("wikipedia:" + (" (plan)" if args.dry_run else ""))
-        for key, value in (wp.get("outputs") or {}).items():
-            print(f"  {key}: {value}")
-        for key, value in (wp.get("counts") or {}).items():
-            print(f"  {key}: {value}")
+        if args.dry_run:
+            print("wikipedia plan:")
+            for line in wp.get("plan") or []:
+                print(f"  {line}")
+        else:
+            print("wikipedia:")
+            for key, value in (wp.get("outputs") or {}).items():
+                print(f"  {key}: {value}")
+            for key, value in (wp.get("counts") or {}).items():
+                print(f"  {key}: {_show(key, value)}")
         for note in wp.get("notes") or []:
-            print(f"  note: {note}")
+            if not (args.dry_run and note.startswith("plan: ")):  # the plan lines, printed above
+                print(f"  note: {note}")
     return 0
+
+
+def _show(key: str, value: Any) -> str:
+    """A count for the summary: fill rates as percentages, other maps as ``k v, k v``."""
+    if isinstance(value, dict):
+        if not value:
+            return "none"
+        if key == "fill_rates":
+            return ", ".join(f"{k} {v:.0%}" for k, v in value.items())
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    return str(value)

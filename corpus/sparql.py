@@ -4,7 +4,8 @@
 User-Agent, a client timeout (and the server-side ``timeout`` parameter the query service
 understands), and answers in the SPARQL 1.1 JSON results format. Failures are classified:
 
-- HTTP 429: wait for ``Retry-After`` (capped), then retry;
+- HTTP 429: wait for ``Retry-After``, then retry; a ``Retry-After`` longer than the longest
+  wait allowed (``backoff_cap``) stops the run with an error instead of asking early;
 - HTTP 5xx, timeouts, refused or reset connections, bodies cut short, results that are not a
   SPARQL JSON results document: retry with exponential backoff and jitter (``causalkg.retry``);
 - other HTTP errors (400 bad query, 404 no endpoint, ...): fail at once.
@@ -240,9 +241,21 @@ class SPARQLClient:
         except urllib.error.HTTPError as exc:  # codes SPARQLWrapper does not map (429, 502, 503, ...)
             after = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
             if exc.code == 429:
+                if after is not None and after > self.policy.cap:
+                    # Asking again before the server allows it is what gets a client banned:
+                    # stop instead (the answers so far are cached; a rerun goes on from there).
+                    raise SourceError(
+                        f"{where}: HTTP 429 Too Many Requests; the server asks to wait {after:g}s (Retry-After), "
+                        f"longer than wikidata.backoff_cap ({self.policy.cap:g}s)",
+                        hint="rerun later (answered queries are cached), or raise wikidata.backoff_cap") from None
                 raise Retry("HTTP 429 Too Many Requests", after=after) from None
             if 500 <= exc.code < 600:
                 raise Retry(f"HTTP {exc.code} {exc.reason}", after=after) from None
+            if exc.code == 403:
+                raise SourceError(
+                    f"{where}: HTTP 403 Forbidden: {_first_line(exc.read())}",
+                    hint="the Wikidata Query Service refuses generic User-Agents and clients that ignored "
+                         "429s: set wikidata.user_agent to name the tool and a contact") from None
             raise SourceError(f"{where}: HTTP {exc.code} {exc.reason}: {_first_line(exc.read())}") from None
         except EndPointInternalError as exc:  # HTTP 500
             raise Retry(f"HTTP 500 server error: {_first_line(_wrapper_response(exc))}") from None

@@ -45,7 +45,7 @@ from causalkg.config import CHECKOUT_ROOT, Config
 from causalkg.contracts import Concept, CorpusDocument
 from causalkg.errors import ConfigError, SchemaError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, format_validation_error, read_jsonl
-from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
+from causalkg.manifest import build_manifest, describe_input, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.progress import progress
 from corpus import dump as dumplib
 from corpus.dump import Failure, Page, Unit, UnitResult, normalize_title
@@ -177,8 +177,14 @@ def _bundled(key: str) -> Path:
 
 
 def _same_file(a: Path | None, b: Path) -> bool:
+    """``a`` is ``b``, or a copy of it (same size and SHA-256: the bundled snapshot copied
+    elsewhere, or found in another checkout than the one the package runs from)."""
     try:
-        return a is not None and a.exists() and b.exists() and a.samefile(b)
+        if a is None or not a.is_file() or not b.is_file():
+            return False
+        if a.samefile(b):
+            return True
+        return a.stat().st_size == b.stat().st_size and file_sha256(a) == file_sha256(b)
     except OSError:
         return False
 
@@ -464,8 +470,9 @@ def _run_units(plan: _Plan, parts: _Parts, units: Iterable[Unit], task: CorpusTa
             log.warning("warning: %s", f.describe())
         meta = parts.write(result)
         tally.add(meta, resumed=False)
-        bar.update(result.bytes)
+        # postfix first: the update's redraw then shows this unit's pages and documents
         bar.set_postfix(pages=tally.pages, docs=len(tally.kept), refresh=False)
+        bar.update(result.bytes)
 
 
 def _read_indexed(plan: _Plan, parts: _Parts, tally: _Tally, bar) -> dict[str, Any]:
@@ -783,6 +790,16 @@ def build_documents(cfg: Config, *, concepts_path: Path, out_dir: Path, refresh:
                      "each is listed in the manifest with its stream offset or page title")
     if tally.resumed_units:
         notes.append(f"resumed: {tally.resumed_units} of {tally.units} units were done by an earlier run")
+    if n == 0:
+        why = (f"none of the {len(plan.titles)} wanted titles is in the dump" if plan.mode == "concepts"
+               else "no page was selected")
+        log.warning("warning: the corpus is empty: %s (select: %s; --select infobox or both picks articles by "
+                    "their event infobox)", why, plan.mode)
+        notes.append(f"the corpus is empty: {why}")
+    if n and not resolved:
+        notes.append(f"no document matched a Wikidata concept by its sitelink title ({len(concepts.by_title)} "
+                     "enwiki titles in the concepts file, none of them a page read here): document_concept.id is "
+                     "null and event_concepts empty throughout")
     no_ts = n - fill["timestamp"]
     if no_ts:
         notes.append(f"{no_ts} documents have no revision timestamp (the dump gives none for them)")

@@ -43,7 +43,7 @@ from mwparserfromhell.nodes import (
 )
 from mwparserfromhell.wikicode import Wikicode
 
-CONVERTER_VERSION = "1"  # bump when the output of convert_wikitext changes
+CONVERTER_VERSION = "2"  # bump when the output of convert_wikitext changes
 
 DEFAULT_DROP_SECTIONS = (
     "References", "Notes", "See also", "External links", "Further reading", "Bibliography",
@@ -148,11 +148,17 @@ def _paragraphs(raw: str) -> list[str]:
     return out
 
 
+_LIST_MARK = re.compile(r"^[*#:;]+\s*")
+_OPEN_PHRASE = re.compile(r"\b(?:the|of|and|or|a|an|in|on|at|to|by|for|from|with|near)$")
+
+
 def _lines(raw: str) -> list[str]:
-    """Rendered wikitext -> non-empty tidy lines (for infobox values and table cells)."""
+    """Rendered wikitext -> non-empty tidy lines (for infobox values and table cells).
+    A list item that opens a value (``|x= *item``) is not at a line start, so the parser
+    leaves its ``*`` as text: list marks at a line start are removed here."""
     out = []
     for line in raw.replace(_LI, "\n").split("\n"):
-        line = _tidy(line)
+        line = _tidy(_LIST_MARK.sub("", line.strip()))
         if _has_words(line):
             out.append(line)
     return out
@@ -202,6 +208,7 @@ _DATE_CORE = (
     r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?(?:\s(?:UTC|GMT|[A-Z]{2,3}T))?"  # 1:26:03, 11:15 p.m. EST
 )
 DATE_RE = re.compile(rf"(?<![\w:.])(?:{_DATE_CORE})(?![\w:])")
+_TIME_RE = re.compile(r"\d{1,2}:\d{2}.*")
 _LEADING_DATE_RE = re.compile(
     rf"^(?:(?:On|In|By|From|Since|Until|c\.)\s+)?((?:{_DATE_CORE}))(?!\w)\s*(?:[:–—-]|,)\s*(\S.*)$", re.S
 )
@@ -213,8 +220,12 @@ def read_date(text: str, *, whole: bool = False) -> str | None:
     s = text.strip()
     if whole:
         return s if DATE_RE.fullmatch(s) else None
-    m = DATE_RE.search(s)
-    return m.group(0) if m else None
+    first = None
+    for m in DATE_RE.finditer(s):
+        if not _TIME_RE.fullmatch(m.group(0)):
+            return m.group(0)  # a calendar date beats a clock time met before it ("at 17:30 UTC on 21 May")
+        first = first or m.group(0)
+    return first
 
 
 def _fmt_date(y: str, m: str | None, d: str | None, dmy: bool) -> str:
@@ -282,7 +293,11 @@ class _Renderer:
     def wikilink(self, n: Wikilink) -> str:
         title = str(n.title).strip()
         if title.startswith(":"):  # [[:Category:X]] is a visible link, not a categorization
-            return self.render(n.text) if n.text is not None else title[1:]
+            if n.text is not None:
+                return self.render(n.text)
+            # "see [[:Category:Wars of Spain]]" reads "see Wars of Spain": no namespace in the prose
+            ns, sep, rest = title[1:].partition(":")
+            return rest.strip() if sep and ns.strip().lower() in (_FILE_NS | {_CATEGORY_NS}) else title[1:]
         if ":" in title:
             prefix = title.split(":", 1)[0].strip().lower()
             if prefix in _FILE_NS or prefix == _CATEGORY_NS:
@@ -423,6 +438,11 @@ def _convert(r: _Renderer, pos: list, named: dict) -> str:
     v = [_s(r, p) for p in pos]
     if not v:
         return ""
+    if _s(r, named.get("disp")).lower().startswith("output"):
+        # "{{convert|6|cm|in|disp=output number only}} inches": the converted value alone,
+        # which needs the unit tables that only template expansion has: say nothing rather
+        # than the input value under the wrong unit ("6 cm inches")
+        return ""
     out = _group_digits(v[0])
     i = 1
     while i + 1 < len(v) and v[i] in _CONVERT_RANGE:
@@ -431,6 +451,24 @@ def _convert(r: _Renderer, pos: list, named: dict) -> str:
         i += 2
     unit = v[i] if i < len(v) else ""
     return f"{out} {unit}".strip()
+
+
+def _metres(r: _Renderer, pos: list, named: dict) -> str:
+    """{{T&Fcalc|70.32}}: a track-and-field mark in metres (the feet conversion is left out)."""
+    num = _first(r, pos, named)
+    return f"{num} m" if num else ""
+
+
+_INR_UNITS = {"c": "crore", "l": "lakh", "b": "billion", "m": "million", "t": "thousand"}
+
+
+def _inr(r: _Renderer, pos: list, named: dict) -> str:
+    """{{INRConvert|40000|c}}: rupees, with the lakh/crore word (the US$ conversion is left out)."""
+    num = _first(r, pos, named)
+    if not num:
+        return ""
+    unit = _INR_UNITS.get(_s(r, pos[1]).lower(), "") if len(pos) > 1 else ""
+    return f"₹{_group_digits(num)}" + (f" {unit}" if unit else "")
 
 
 def _date_tpl(r: _Renderer, pos: list, named: dict) -> str:
@@ -523,7 +561,9 @@ _TEMPLATES.update({
     "us$": _money("US$"), "usd": _money("US$"), "gbp": _money("£"), "eur": _money("€"), "€": _money("€"),
     "£": _money("£"), "inr": _money("₹"), "jpy": _money("¥"),
     "ndash": _const("–"), "mdash": _const("—"), "snd": _const(" – "), "spnd": _const(" – "),
-    "spaced ndash": _const(" – "), "spaced en dash": _const(" – "), "dash": _const(" – "),
+    "snds": _const(" – "), "sndash": _const(" – "), "spndash": _const(" – "), "spaced ndash": _const(" – "),
+    "spaced en dash": _const(" – "), "dash": _const(" – "), "spaced mdash": _const(" — "), "spmdash": _const(" — "),
+    "fract": _frac, "flagathlete": _first, "t&fcalc": _metres, "24hlm": _first, "inrconvert": _inr,
     "·": _const(" · "), "dot": _const(" · "), "middot": _const(" · "), "bull": _const(" • "),
     "nbsp": _const(" "), "hsp": _const(" "), "space": _const(" "), "spaces": _const(" "), "thinsp": _const(" "),
     "!": _const("|"), "=": _const("="), "!!": _const("||"), "'": _const("'"), "okina": _const("ʻ"),
@@ -565,8 +605,11 @@ def _infobox(tpl: Template, dmy: bool) -> dict[str, Any]:
             continue
         value = ""
         for line in _lines(r.render(p.value)):
-            # "Military dead:<br>Over 16,000,000" reads as one item
-            value += (" " if value.endswith(":") else "; ") + line if value else line
+            # "Military dead:<br>Over 16,000,000" reads as one item; a line that ends with its
+            # own separator ("...elsewhere;<br>European waters") needs no second one; a <br> in
+            # the middle of a phrase ("the independence of the<br>United States") is a space
+            value += (" " if value.endswith((":", ";", ",", ".")) or _OPEN_PHRASE.search(value)
+                      else "; ") + line if value else line
         if value:
             fields[key] = value
     return {"name": name, "fields": fields}

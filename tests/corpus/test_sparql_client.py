@@ -86,11 +86,24 @@ def test_429_waits_for_retry_after(server, engine):
     assert len(server.requests) == 2 and client.stats.retries == 1
 
 
-def test_retry_after_is_capped(server):
-    server.add_fault(Fault(status=429, retry_after=3600))
+def test_retry_after_past_the_cap_stops_instead_of_asking_early(server):
+    server.add_fault(Fault(status=429, retry_after=120), Fault(status=429, retry_after=3600))
     waits = Waits()
-    make_client(server.endpoint, waits=waits).select(WAR)
-    assert waits == [120.0]
+    client = make_client(server.endpoint, waits=waits)
+    with pytest.raises(SourceError) as err:
+        client.select(WAR)
+    assert waits == [120.0] and len(server.requests) == 2  # 120 s is within the cap: waited, asked again
+    assert str(err.value) == (
+        f"query 'instances of Q198 (page 1)' at {server.endpoint}: HTTP 429 Too Many Requests; the server asks "
+        "to wait 3600s (Retry-After), longer than wikidata.backoff_cap (120s) "
+        "(rerun later (answered queries are cached), or raise wikidata.backoff_cap)")
+
+
+def test_a_refused_user_agent_says_how_to_fix_it(server):
+    server.add_fault(Fault(status=403, message="Please set a user-agent and respect our robot policy"))
+    with pytest.raises(SourceError, match=r"HTTP 403 Forbidden: Please set a user-agent .* set wikidata.user_agent"):
+        make_client(server.endpoint).select(WAR)
+    assert len(server.requests) == 1  # not retried
 
 
 def test_every_transient_fault_is_retried_with_backoff(server, engine):

@@ -168,6 +168,9 @@ def test_select_modes(mini, tmp_path):
     docs = lines(tmp_path / "i" / "corpus.jsonl")
     assert len(docs) == 6 and all(x["document_concept"]["id"] is None for x in docs)
     assert any("every document is unresolved" in n for n in r["notes"])
+    assert "no document matched a Wikidata concept by its sitelink title (0 enwiki titles in the concepts file, " \
+           "none of them a page read here): document_concept.id is null and event_concepts empty throughout" \
+           in r["notes"]
 
 
 KILL_SCRIPT = """
@@ -269,13 +272,37 @@ def test_cli_corpus_build_wikipedia_only(cli, mini, tmp_path):
             "--select", "both", "--workers", "1"]
     res = cli(*args, "--dry-run", cwd=tmp_path)
     assert res.code == 0 and "dry run: nothing written" in res.out
-    assert "note: plan: select: both: 3 enwiki titles of instance concepts" in res.out
+    assert "wikipedia plan:\n" in res.out and "\n  select: both: 3 enwiki titles of instance concepts" in res.out
+    assert "note: plan:" not in res.out
     assert not (tmp_path / "data" / "corpus").exists()
     res = cli(*args, cwd=tmp_path)
     assert res.code == 0, res.err
     assert "wikipedia:" in res.out and f"corpus: {tmp_path / 'data' / 'corpus' / 'corpus.jsonl'}" in res.out
     assert "  documents: 7" in res.out and "  resolved: 2" in res.out
+    assert "  fill_rates: text 100%, first_section 100%," in res.out and "  failures_by_kind: none" in res.out
     assert len(lines(tmp_path / "data" / "corpus" / "corpus.jsonl")) == 7
     res = cli("corpus", "build", "--only", "wikipedia", "--dump", tmp_path / "missing.xml.bz2", cwd=tmp_path)
     assert res.code == 1
     assert res.err.startswith(f"error: Wikipedia dump not found: {tmp_path / 'missing.xml.bz2'} (download enwiki-")
+
+
+def test_a_copy_of_the_bundled_snapshot_is_still_the_bundled_snapshot(tmp_path):
+    # e.g. a fresh clone whose package is installed from another checkout: select=auto must
+    # still pick the event articles by infobox, not only the (offline: absent) sitelinked titles
+    for name in (DUMP.name, DUMP.name.replace(".xml.bz2", "-index.txt.bz2")):
+        (tmp_path / name).write_bytes((SNAP / name).read_bytes())
+    paths = {"dump": tmp_path / DUMP.name, "index": tmp_path / DUMP.name.replace(".xml.bz2", "-index.txt.bz2")}
+    plan = build_documents(cfg_for(paths), concepts_path=CONCEPTS, out_dir=tmp_path / "out", dry_run=True)
+    assert "select=auto: both (the bundled snapshot)" in plan["notes"]
+    assert plan["plan"][1].startswith("select: both: 6 enwiki titles")
+
+
+def test_an_empty_corpus_is_said_loudly(mini, tmp_path, caplog):
+    concepts = tmp_path / "concepts.jsonl"
+    concepts.write_text(json.dumps(MINI_CONCEPTS[2]) + "\n", encoding="utf-8")  # its title is not in the dump
+    r = build_documents(cfg_for(mini, **{"wikipedia.select": "concepts"}), concepts_path=concepts,
+                        out_dir=tmp_path / "out")
+    assert r["counts"]["documents"] == 0 and (tmp_path / "out" / "corpus.jsonl").read_bytes() == b""
+    assert "the corpus is empty: none of the 1 wanted titles is in the dump" in r["notes"]
+    assert any(rec.getMessage().startswith("warning: the corpus is empty: none of the 1 wanted titles")
+               for rec in caplog.records)

@@ -20,7 +20,8 @@ TABLES = REPO / "tests" / "fixtures" / "enwiki" / "enwiki-table-markup.xml.bz2"
 
 NAMES = ["2004 Indian Ocean earthquake", "World War II", "Chernobyl disaster", "Three Mile Island accident",
          "United States presidential election, 2012", "Charlie Hebdo shooting", "Anarchism",
-         "2018 Russian presidential election"]
+         "2018 Russian presidential election", "American Revolutionary War", "2011 eruption of Grímsvötn",
+         "24 Hours of Le Mans", "September 11 attacks"]
 
 
 @pytest.fixture(scope="module")
@@ -167,3 +168,34 @@ def test_infobox_helpers_and_dates():
     assert read_date("Mar. 1979", whole=True) == "Mar. 1979"
     assert read_date("a magnitude of 9.1", whole=False) is None
     assert re.fullmatch(r"1968–1970", read_date("built 1968–1970 at") or "")
+
+
+def test_infobox_values_read_as_the_page_shows_them(docs):
+    box = docs["American Revolutionary War"]["infobox"]["fields"]
+    # "April 19, 1775{{snds}}September 3, 1783<ref>..</ref><br />({{Age in years...}})<br /> Ratification ..."
+    assert box["date"] == "April 19, 1775 – September 3, 1783; Ratification effective: May 12, 1784"
+    # "...and elsewhere;<br />European coastal waters": one separator, not ";;"
+    assert ";;" not in box["place"] and "and elsewhere; European coastal waters" in box["place"]
+    # "|combatant1= *{{flagdeco|..}} [[..|United Colonies]]": the first item's "*" is not text
+    assert box["combatant1"].startswith("United Colonies (before 1776); United States (after 1776);")
+    # "recognition of the independence of the <br />[[United States|United States of America]]"
+    assert "independence of the United States of America; End of the First British Empire" in box["result"]
+    assert "Stonycreek Township near Shanksville" in docs["September 11 attacks"]["infobox"]["fields"]["location"]
+    for doc in docs.values():
+        for value in (doc["infobox"] or {"fields": {}})["fields"].values():
+            assert not value.startswith(("*", "#", ";")) and ";;" not in value, value
+
+
+def test_inline_templates_render_or_leave_nothing_wrong(docs):
+    lemans = docs["24 Hours of Le Mans"]["text"]
+    assert "held annually since 1923 near the town of Le Mans" in lemans  # {{24hLM|1923}}
+    quake = docs["2004 Indian Ocean earthquake"]["text"]
+    # {{convert|6|cm|in|disp=output number only}} is a number we cannot compute: nothing, not "6 cm inches"
+    assert "6 centimetres per year (inches per year)" in quake and "cm inches" not in quake
+
+
+def test_timeline_dates_prefer_a_calendar_date_to_a_clock_time(docs):
+    (tl,) = docs["2011 eruption of Grímsvötn"]["timelines"]
+    # "...started under the glacier at around 17:30 UTC on 21 May 2011 when ..."
+    assert tl["items"][0]["date"] == "21 May 2011"
+    assert read_date("at 8:49 am on 7 July") == "7 July" and read_date("at 8:49 am") == "8:49 am"
