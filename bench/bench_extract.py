@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 from bench import ThroughputTable, timed
@@ -259,6 +260,8 @@ def main() -> None:
     from kg.extract import make_segmenter
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if not sys.stderr.isatty():
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bars in logs
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     model_dir = ensure_model()
     man = json.loads((model_dir / "manifest.json").read_text())

@@ -116,8 +116,10 @@ def bench_holdout(base, concepts, encoder) -> dict:
     clash = sum(1 for p, g in queries if label_owner.get(fold(clean(p))) and g not in label_owner[fold(clean(p))])
 
     rows = []
-    ours = linker.link(phrases, k=5, threshold=-1.0)
+    ours = linker.link(phrases, k=5, threshold=-1.0, instance_threshold=-1.0)
     ours_t = linker.link(phrases, k=5)
+    # The same threshold without the stricter one for instances (what linking.instance_threshold buys).
+    ours_t_inst = linker.link(phrases, k=5, instance_threshold=linker.threshold)
     # Baseline 1: nearest neighbour of the raw phrase, no normalisation, no exact match.
     nn_raw = _nearest_raw(linker, encoder, phrases)
     # Baseline 2: exact match of the normalised phrase only.
@@ -125,7 +127,9 @@ def bench_holdout(base, concepts, encoder) -> dict:
 
     exact_only = [[_Hit(q, 1.0) for q, _, _ in linker.exact(normalise(p))][:5] for p in phrases]
     th = linker.threshold
-    for name, res in [("ours, no threshold", ours), (f"ours, threshold {th}", ours_t),
+    for name, res in [("ours, no threshold", ours),
+                      (f"ours, threshold {th}, no instance threshold", ours_t_inst),
+                      (f"ours, threshold {th}, instance threshold {linker.instance_threshold}", ours_t),
                       ("baseline: nearest neighbour of the raw phrase", nn_raw),
                       ("baseline: exact match of the normalised phrase", exact_only)]:
         rows.append({"queries": "aliases", "system": name, "n": len(phrases), "answered": sum(1 for r in res if r),
@@ -133,7 +137,7 @@ def bench_holdout(base, concepts, encoder) -> dict:
     # The same aliases as an extractor returns them: with a determiner or a quantity in front.
     for pattern in ("the {}", "a wave of {}", "widespread {}"):
         decorated = [pattern.format(p) for p in phrases]
-        ours_d = linker.link(decorated, k=5, threshold=-1.0)
+        ours_d = linker.link(decorated, k=5, threshold=-1.0, instance_threshold=-1.0)
         raw_d = _nearest_raw(linker, encoder, decorated)
         for name, res in [("ours, no threshold", ours_d), ("baseline: nearest neighbour of the raw phrase", raw_d)]:
             rows.append({"queries": f"'{pattern.format('alias')}'", "system": name, "n": len(decorated),

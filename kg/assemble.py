@@ -555,6 +555,9 @@ def _options(cfg: Config) -> dict[str, Any]:
         "k": int(cfg["linking"]["top_k"]),
         "threshold": float(cfg["linking"]["threshold"]),
         "linking_model": cfg["linking"]["model"],
+        # every [linking] setting: the query-time ones (instance_threshold, context_bonus, ...)
+        # change which concept a phrase links to, so they must invalidate the linked shards
+        "linking": dict(cfg["linking"]),
         "lang": (cfg["wikidata"]["languages"] or ["en"])[0],
         "url_base": cfg["wikipedia"]["url_base"],
     }
@@ -634,12 +637,13 @@ def assemble(
     linking_manifest = paths["linking_manifest"] if linked is None and persisted else None
     in_memory = None if persisted or linked is not None else (
         getattr(linker, "model_id", None), getattr(linker, "threshold", None),
-        getattr(linker, "model_fingerprint", None))
+        getattr(linker, "model_fingerprint", None), getattr(linker, "search_settings", None))
 
     link_fp = fingerprint(
         FORMAT_VERSION, "linked" if linked is not None else "extractions", _sha(source),
         _sha(corpus_path), _sha(linking_manifest), in_memory,
-        {k: opts[k] for k in ("shard_size", "use_context", "allow_self_loops", "k", "threshold", "linking_model")},
+        {k: opts[k] for k in ("shard_size", "use_context", "allow_self_loops", "k", "threshold", "linking_model",
+                              "linking")},
     )
     full_fp = fingerprint(link_fp, OUTPUT_VERSION, _sha(concepts_path), opts)
     manifest = read_manifest(out_dir)

@@ -247,15 +247,32 @@ def _no_answer_anchor(text: str, rng: random.Random) -> str | None:
     return rng.choice(words) if words else None
 
 
+# The version of the rules below that turn gold sentences into questions: part of the training
+# fingerprint, so that a model trained with older rules is retrained by ``train-qa --if-missing``.
+# 2: reversed anchored questions (about the wrong side of a relation) as no-answer examples.
+EXAMPLES_VERSION = 2
+
+
+def _overlaps(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return a["start"] < b["end"] and b["start"] < a["end"]
+
+
 def qa_examples(records: Sequence[Mapping[str, Any]], templates: QuestionTemplates,
-                *, seed: int = 0) -> list[QAExample]:
+                *, seed: int = 0, reversed_share: float = 1.0) -> list[QAExample]:
     """The QA examples of gold sentences, in the extractor's question templates.
 
     A causal sentence gives, per relation: the unanchored cause question (answer: the cause;
     asked once per sentence, answered with its first relation), the effect question about that
-    cause, and each anchored template about the relation's effect or cause. A non-causal
-    sentence gives the unanchored cause question and anchored questions about its marked
-    nominals (SemEval) or one of its words (CNC), all without answer. Deterministic for a seed.
+    cause, and each anchored template about the relation's effect or cause. It also gives each
+    anchored template asked the wrong way round, without answer: "What caused {cause}?" and
+    "What did {effect} cause?" (kind ``reversed-cause`` / ``reversed-effect``; each kept with
+    probability ``reversed_share``, drawn from the seeded generator), unless the anchor
+    overlaps a span that is on the asked side of another relation of the sentence (a chain
+    "A caused B, which caused C" does answer "What did B cause?"). Without these the model
+    learns that an anchored question is answered by "the other event of the sentence" and
+    answers both directions alike. A non-causal sentence gives the unanchored cause question and
+    anchored questions about its marked nominals (SemEval) or one of its words (CNC), all without
+    answer. Deterministic for a seed.
     """
     rng = random.Random(seed)
     out: list[QAExample] = []
@@ -275,6 +292,15 @@ def qa_examples(records: Sequence[Mapping[str, Any]], templates: QuestionTemplat
                     anchor, answer = (effect, cause) if t.answer == "cause" else (cause, effect)
                     out.append(QAExample(f"{rid}:{i}:a{j}", t.ask(anchor["text"]), text, answer["text"],
                                          answer["start"], f"anchored-{t.answer}"))
+                    # The same template about the other side: "What caused {the cause}?" has no
+                    # answer here unless that span is an effect elsewhere in the sentence.
+                    wrong = cause if t.answer == "cause" else effect
+                    asked_side = "effect" if t.answer == "cause" else "cause"
+                    if reversed_share >= 1.0 or rng.random() < reversed_share:
+                        if any(_overlaps(wrong, other[asked_side]) for other in rels):
+                            continue
+                        out.append(QAExample(f"{rid}:{i}:r{j}", t.ask(wrong["text"]), text, "", None,
+                                             f"reversed-{t.answer}"))
         else:
             if templates.cause:
                 out.append(QAExample(f"{rid}:cause", templates.cause, text, "", None, "cause"))

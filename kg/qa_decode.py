@@ -44,6 +44,41 @@ class QAAnswer:
     null_diff: float  # best span logits minus null logits; > 0: an answer is preferred
 
 
+def trim_questions(tokenizer: Any, questions: Sequence[str], max_tokens: int) -> list[str]:
+    """Questions cut to their first ``max_tokens`` tokens (an anchor can be a long clause). The
+    trainer cuts its questions the same way, so the model sees what the extractor will ask."""
+    if not questions:
+        return []
+    enc = tokenizer(list(questions), add_special_tokens=False, return_offsets_mapping=True)
+    out = []
+    for q, offsets in zip(questions, enc["offset_mapping"]):
+        if len(offsets) > max_tokens:
+            q = q[: offsets[max_tokens - 1][1]]
+        out.append(q)
+    return out
+
+
+def clean_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """Answer span boundaries made presentable, or None when nothing worth a phrase is left.
+
+    Whole words only (a span may end inside a word piece: "Ace" of "Aceh"); then the spaces and
+    punctuation a span boundary tends to swallow are trimmed: a leading ``,;:`` or closing
+    bracket, a trailing ``,;:.`` or opening bracket ("Flight 5741 (" -> "Flight 5741"). A span
+    with no letter or digit left (")") is no answer.
+    """
+    while start > 0 and start < len(text) and text[start - 1].isalnum() and text[start].isalnum():
+        start -= 1
+    while 0 < end < len(text) and text[end].isalnum() and text[end - 1].isalnum():
+        end += 1
+    while start < end and (text[start].isspace() or text[start] in ",;:)]}"):
+        start += 1
+    while end > start and (text[end - 1].isspace() or text[end - 1] in ",;:.([{"):
+        end -= 1
+    if end <= start or not any(ch.isalnum() for ch in text[start:end]):
+        return None
+    return start, end
+
+
 def resolve_model_path(name: str, base_dir: Path | None = None) -> tuple[str, bool]:
     """``(path_or_name, is_local)``: a folder that exists (relative to ``base_dir``), else the
     name as a hub id to be resolved from the local Hugging Face cache only."""
@@ -116,13 +151,7 @@ class QAModel:
     # -- tokenisation ----------------------------------------------------------------------
 
     def _trim_questions(self, questions: Sequence[str]) -> list[str]:
-        enc = self.tokenizer(list(questions), add_special_tokens=False, return_offsets_mapping=True)
-        out = []
-        for q, offsets in zip(questions, enc["offset_mapping"]):
-            if len(offsets) > self.max_question_tokens:
-                q = q[: offsets[self.max_question_tokens - 1][1]]
-            out.append(q)
-        return out
+        return trim_questions(self.tokenizer, questions, self.max_question_tokens)
 
     def featurize(self, questions: Sequence[str], contexts: Sequence[str]) -> dict[str, Any]:
         """Tokenised features of the pairs (overflowing windows included), unpadded."""
@@ -204,20 +233,11 @@ class QAModel:
                 continue
             logit, cs, ce, prob = cand
             text = contexts[ex]
-            # Whole words only (a span may end inside a word piece: "Ace" of "Aceh"), then trim
-            # spaces and the punctuation a span boundary tends to swallow.
-            while cs > 0 and text[cs - 1].isalnum() and text[cs].isalnum():
-                cs -= 1
-            while ce < len(text) and text[ce].isalnum() and text[ce - 1].isalnum():
-                ce += 1
-            # Trim spaces and the punctuation a span boundary tends to swallow.
-            while cs < ce and (text[cs].isspace() or text[cs] in ",;:"):
-                cs += 1
-            while ce > cs and (text[ce - 1].isspace() or text[ce - 1] in ",;:."):
-                ce -= 1
-            if ce <= cs:
+            bounds = clean_span(text, cs, ce)
+            if bounds is None:
                 answers.append(None)
                 continue
+            cs, ce = bounds
             answers.append(QAAnswer(text[cs:ce], cs, ce, float(prob), float(logit - null[ex])))
         return answers
 

@@ -82,6 +82,8 @@ def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: 
         "base_model_config_sha256": describe_input(Path(base_path) / "config.json")["sha256"]
         if (Path(base_path) / "config.json").is_file() else None,
         "templates": templates.as_dict(),
+        "examples_version": qa_data.EXAMPLES_VERSION,
+        "reversed_share": float(ex.get("train_reversed_share", 1.0)),
         "steps": int(steps if steps is not None else ex["train_steps"]),
         "batch_size": int(batch_size if batch_size is not None else ex["train_batch_size"]),
         "learning_rate": float(learning_rate if learning_rate is not None else ex["train_learning_rate"]),
@@ -89,6 +91,7 @@ def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: 
         "seed": int(seed if seed is not None else ex["train_seed"]),
         "max_seq_length": int(ex["train_max_seq_length"]),
         "max_answer_tokens": int(ex["max_answer_tokens"]),
+        "max_question_tokens": int(ex["max_question_tokens"]),
         "eval_every": int(ex["train_eval_every"]),
         "selection_questions": int(ex["train_selection_questions"]),
         "freeze_embeddings": bool(ex["train_freeze_embeddings"]),
@@ -117,10 +120,15 @@ def model_is_current(folder: Path, plan_fingerprint: str) -> tuple[bool, str]:
 # --- features ---------------------------------------------------------------------------------
 
 
-def _features(tokenizer: Any, examples: Sequence[qa_data.QAExample], max_len: int) -> list[dict[str, Any]]:
+def _features(tokenizer: Any, examples: Sequence[qa_data.QAExample], max_len: int,
+              max_question_tokens: int = 64) -> list[dict[str, Any]]:
     """Tokenised training features with start/end token positions (0, 0 for no-answer or an
-    answer cut off by truncation)."""
-    enc = tokenizer([e.question for e in examples], [e.context for e in examples], truncation="only_second",
+    answer cut off by truncation). Questions are cut as the extractor cuts them."""
+    from kg.qa_decode import trim_questions
+
+    room = max_len - 3 - 16  # leave at least 16 tokens of context
+    questions = trim_questions(tokenizer, [e.question for e in examples], min(max_question_tokens, room))
+    enc = tokenizer(questions, [e.context for e in examples], truncation="only_second",
                     max_length=max_len, return_offsets_mapping=True, padding=False)
     feats = []
     for i, ex in enumerate(examples):
@@ -219,7 +227,8 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
     templates = qa_data.QuestionTemplates.from_config(cfg["extract"])
     train_recs = list(qa_data.read_gold(plan["train_file"]))
     val_recs = list(qa_data.read_gold(plan["val_file"]))
-    train_ex = qa_data.qa_examples(train_recs, templates, seed=plan["seed"])
+    train_ex = qa_data.qa_examples(train_recs, templates, seed=plan["seed"], reversed_share=plan["reversed_share"])
+    # Validation asks every reversed question: the extractor asks its templates about any anchor.
     val_ex = qa_data.qa_examples(val_recs, templates, seed=plan["seed"] + 1)
     selection = sorted(val_ex, key=lambda e: fingerprint(plan["seed"], e.id))[: plan["selection_questions"]]
 
@@ -238,7 +247,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
     dev = resolve_device(dev)
     model.to(dev)
 
-    feats = _features(tokenizer, train_ex, plan["max_seq_length"])
+    feats = _features(tokenizer, train_ex, plan["max_seq_length"], plan["max_question_tokens"])
     if plan["freeze_embeddings"]:
         # The embedding table is half the parameters; leaving it as pre-trained saves a third of
         # the optimiser's work and keeps words unseen in training where the encoder put them.

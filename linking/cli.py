@@ -44,6 +44,8 @@ def register(subparsers: Any) -> None:
     query.add_argument("phrases", nargs="+", metavar="PHRASE", help="phrases to link")
     query.add_argument("--top-k", type=int, metavar="K", help="candidates per phrase (linking.top_k)")
     query.add_argument("--threshold", type=float, metavar="X", help="lowest cosine similarity returned (linking.threshold)")
+    query.add_argument("--instance-threshold", type=float, metavar="X",
+                       help="lowest cosine similarity for a nearest-neighbour instance (linking.instance_threshold)")
     query.add_argument("--kind", choices=["class", "instance"], help="only classes, or only instances")
     query.add_argument("--under", metavar="QID", action="append", help="only concepts under this class (repeatable)")
     query.add_argument("--document-concept", metavar="QID", help="the QID of the phrases' document: prefer it and its seed classes")
@@ -74,7 +76,8 @@ def _query(args: argparse.Namespace, cfg: Config) -> int:
     from linking.linker import query
 
     rows = query(cfg, args.phrases, top_k=args.top_k, threshold=args.threshold, kind=args.kind,
-                 under=args.under, document_concept=args.document_concept)
+                 under=args.under, document_concept=args.document_concept,
+                 instance_threshold=args.instance_threshold)
     if args.format == "json":
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0

@@ -9,7 +9,11 @@ For each phrase (``linking.normalize``): normalise it; look its keys up among th
 then take nearest neighbours of the normalised phrase's embedding in the FAISS index. Exact
 candidates come first (score 1.0, a label before an alias), then nearest neighbours by cosine
 similarity, one candidate per concept (its best surface form). Nearest neighbours whose
-similarity is below the threshold are dropped.
+similarity is below the threshold are dropped; a nearest neighbour that is an *instance* (a
+named, individual event: "Rwandan genocide", "2004 Cologne bombing") needs at least
+``linking.instance_threshold`` as well, because a sentence encoder scores two different named
+events of one kind as close ("Armenian Genocide" -> Rwandan genocide 0.72, "7 July 2005 London
+bombings" -> 2004 Cologne bombing 0.64): below it the phrase is left to the classes.
 
 Scores: 1.0 for an exact match, the cosine similarity for a nearest neighbour. Context: when a
 ``LinkContext`` names the document concept (the QID of the article the sentence comes from), a
@@ -78,7 +82,8 @@ class Linker:
     """Links phrases to concept candidates over one FAISS index. Build with ``Linker.load(cfg)``
     (the persisted index) or ``Linker.from_concepts(concepts, cfg)`` (in memory).
 
-    ``model_id`` (the configured model name) and ``threshold`` are for provenance."""
+    ``model_id`` (the configured model name), ``threshold`` and ``instance_threshold`` are for
+    provenance (``search_settings`` lists everything that changes answers at query time)."""
 
     def __init__(
         self,
@@ -98,6 +103,7 @@ class Linker:
         self.model_id: str = lk["model"]
         self.model_fingerprint = model_fingerprint
         self.threshold: float = float(lk["threshold"])
+        self.instance_threshold: float = float(lk.get("instance_threshold", self.threshold))
         self.top_k: int = int(lk["top_k"])
         self.context_bonus: float = float(lk["context_bonus"])
         self.device: str = lk["device"]
@@ -172,6 +178,13 @@ class Linker:
         fill_index(index, vectors)
         return cls(index=index, surfaces=vocab.surfaces, concepts=vocab.concepts, cfg=cfg,
                    model_fingerprint=enc.fingerprint, encoder=enc)
+
+    @property
+    def search_settings(self) -> dict[str, Any]:
+        """The query-time settings that change answers (for fingerprints and provenance)."""
+        return {"threshold": self.threshold, "instance_threshold": self.instance_threshold,
+                "top_k": self.top_k, "context_bonus": self.context_bonus,
+                "hnsw_ef_search": self.hnsw_ef_search, "ivf_nprobe": self.ivf_nprobe}
 
     @property
     def encoder(self):
@@ -281,9 +294,12 @@ class Linker:
         under: Sequence[str] | None = None,
         *,
         threshold: float | None = None,
+        instance_threshold: float | None = None,
     ) -> list[list[Candidate]]:
         """Candidates for each phrase, best first: at most ``k`` (default ``linking.top_k``),
-        none whose similarity is below ``threshold`` (default ``linking.threshold``).
+        none whose similarity is below ``threshold`` (default ``linking.threshold``), and no
+        nearest-neighbour instance below ``instance_threshold`` (default
+        ``linking.instance_threshold``; exact matches of an instance's label or alias are kept).
 
         ``contexts``: one LinkContext (or None) per phrase. ``kinds``: {"class"} or
         {"instance"} to keep one kind. ``under``: keep concepts under these QIDs (see
@@ -299,6 +315,7 @@ class Linker:
         if k < 1:
             raise ConfigError(f"k must be at least 1, got {k}")
         threshold = self.threshold if threshold is None else float(threshold)
+        instance_threshold = self.instance_threshold if instance_threshold is None else float(instance_threshold)
         if contexts is not None:
             contexts = list(contexts)
             if len(contexts) != len(phrases):
@@ -314,7 +331,8 @@ class Linker:
         need = [i for i, n in enumerate(norms) if not n.empty and len(exact[i]) < k]
         nearest = self._nearest([norms[i].text for i in need], k, threshold, allowed,
                                 exclude=[{q for q, _, _ in exact[i]} for i in need],
-                                preferred=[preferred[i] for i in need])
+                                preferred=[preferred[i] for i in need],
+                                instance_threshold=instance_threshold)
         near_by_phrase = dict(zip(need, nearest))
 
         results: list[list[Candidate]] = []
@@ -361,10 +379,13 @@ class Linker:
 
     def _nearest(self, texts: list[str], k: int, threshold: float, allowed: frozenset[str] | None,
                  exclude: list[set[str]], preferred: list[frozenset[str]] | None = None,
+                 instance_threshold: float | None = None,
                  ) -> list[list[tuple[str, int, float]]]:
         """Per text: up to ``k - len(exclude)`` (qid, row, similarity) nearest concepts at or
-        above ``threshold``, one per concept, best first; plus the text's ``preferred`` concepts
-        (context) that reach the threshold wherever they rank, so that the bonus can lift them."""
+        above ``threshold`` (instances: also at or above ``instance_threshold``), one per
+        concept, best first; plus the text's ``preferred`` concepts (context) that reach the
+        threshold wherever they rank, so that the bonus can lift them."""
+        inst_min = threshold if instance_threshold is None else max(threshold, instance_threshold)
         if not texts:
             return []
         allowed_rows = self._allowed_rows(allowed) if allowed is not None else None
@@ -395,6 +416,8 @@ class Linker:
                     qid = self.row_qid[row]
                     if qid in exclude[i] or qid in best:
                         continue
+                    if sim < inst_min and self.concepts[qid]["kind"] == "instance":
+                        continue
                     best[qid] = (int(row), float(sim))
                 else:
                     exhausted = I[j][-1] < 0 or width >= available
@@ -412,17 +435,22 @@ class Linker:
                 present = {q for q, _, _ in out[i]} | exclude[i]
                 extra = [q for q in prefs if q not in present and q in self._rows_of
                          and (allowed is None or q in allowed)]
-                out[i] += self._similarity_to(vectors[i], extra, threshold)
+                out[i] += self._similarity_to(vectors[i], extra, threshold, inst_min)
         return out
 
-    def _similarity_to(self, vector: np.ndarray, qids: list[str], threshold: float) -> list[tuple[str, int, float]]:
-        """(qid, best row, similarity) of ``vector`` to each concept's surface forms, at or above ``threshold``."""
+    def _similarity_to(self, vector: np.ndarray, qids: list[str], threshold: float,
+                       instance_threshold: float | None = None) -> list[tuple[str, int, float]]:
+        """(qid, best row, similarity) of ``vector`` to each concept's surface forms, at or above
+        ``threshold`` (an instance: at or above ``instance_threshold`` when given)."""
         out = []
         for qid in qids:
             rows = np.asarray(self._rows_of[qid], dtype=np.int64)
             sims = self.index.reconstruct_batch(rows) @ vector
             j = int(np.argmax(sims))
-            if sims[j] >= threshold:
+            need = threshold
+            if instance_threshold is not None and self.concepts[qid]["kind"] == "instance":
+                need = max(threshold, instance_threshold)
+            if sims[j] >= need:
                 out.append((qid, int(rows[j]), float(sims[j])))
         return out
 
@@ -436,6 +464,7 @@ def query(
     kind: str | None = None,
     under: Sequence[str] | None = None,
     document_concept: str | None = None,
+    instance_threshold: float | None = None,
 ) -> list[dict[str, Any]]:
     """What ``causalkg link query`` prints: load the index and link ``phrases``.
 
@@ -447,9 +476,13 @@ def query(
     linker = Linker.load(cfg)
     if threshold is not None and not -1.0 <= float(threshold) <= 1.0:
         raise ConfigError(f"--threshold must be a cosine similarity between -1 and 1, got {threshold}")
+    if instance_threshold is not None and not -1.0 <= float(instance_threshold) <= 1.01:
+        raise ConfigError(f"--instance-threshold must be a cosine similarity between -1 and 1 "
+                          f"(or 1.01: never link an instance by similarity), got {instance_threshold}")
     contexts = [LinkContext(document_concept=document_concept)] * len(phrases) if document_concept else None
     results = linker.link(phrases, k=top_k, contexts=contexts, kinds={kind} if kind else None,
-                          under=list(under) if under else None, threshold=threshold)
+                          under=list(under) if under else None, threshold=threshold,
+                          instance_threshold=instance_threshold)
     allowed = linker.allowed_concepts({kind} if kind else None, list(under) if under else None)
     out = []
     limit = None

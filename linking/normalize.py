@@ -8,11 +8,13 @@ Two products per phrase (``normalise``):
   determiners and quantifiers such as "the", "a series of", "widespread", "a wave of" removed).
 - ``keys``: exact-match keys, tried in order until one names a surface form: the whole phrase
   folded (accents dropped, every run of non-letters/digits one space), then with the leading
-  determiners and quantifiers removed, then the singular forms of the last word ("the tsunamis"
-  -> "tsunami", "casualties" -> "casualty", "crises" -> "crisis").
+  determiners and quantifiers removed, then both again with apostrophes dropped ("King Williams
+  war" finds "King William's War", whose folded form is "king william s war"), then the singular
+  forms of the last word ("the tsunamis" -> "tsunami", "casualties" -> "casualty", "crises" ->
+  "crisis").
 
-Surface forms are keyed with ``surface_keys`` (the folded form, and the folded form without a
-leading determiner), so "The Troubles" is found by "troubles" and "the troubles" alike. A phrase
+Surface forms are keyed with ``surface_keys`` (the folded form, the folded form without a
+leading determiner, and both with apostrophes dropped), so "The Troubles" is found by "troubles" and "the troubles" alike. A phrase
 is only reduced when the reduced form is not empty: "the" stays "the".
 
 Flow: corpus (concepts.jsonl) -> linking: index (surface keys) and linker (phrase keys).
@@ -85,6 +87,12 @@ def fold(text: str) -> str:
     return " ".join(re.sub(r"[\W_]+", " ", no_marks.lower()).split())
 
 
+def _no_apostrophes(text: str) -> str:
+    """A cleaned text without apostrophes (``clean`` made every kind one "'"): "william's" ->
+    "williams", so a name typed without its possessive apostrophe still matches exactly."""
+    return text.replace("'", "")
+
+
 def strip_leading(text: str, pattern: re.Pattern[str] = _LEADING_RE) -> str:
     """Remove leading modifiers from a cleaned text, repeatedly, never down to nothing."""
     while True:
@@ -154,7 +162,7 @@ def normalise(phrase: str) -> Normalised:
     if not fold(stripped):
         stripped = cleaned
     keys: list[str] = []
-    for k in (fold(cleaned), fold(stripped)):
+    for k in (fold(cleaned), fold(stripped), fold(_no_apostrophes(cleaned)), fold(_no_apostrophes(stripped))):
         if k and k not in keys:
             keys.append(k)
     for k in list(keys)[::-1]:
@@ -166,10 +174,11 @@ def normalise(phrase: str) -> Normalised:
 
 def surface_keys(surface: str) -> tuple[str, ...]:
     """The exact-match keys of a label or alias: its folded form, then (when different) the
-    folded form without a leading "the", "a" or "an"."""
+    folded form without a leading "the", "a" or "an", then both with apostrophes dropped."""
     cleaned = clean(surface)
+    bare = strip_leading(cleaned, _DETERMINER_RE)
     keys = []
-    for k in (fold(cleaned), fold(strip_leading(cleaned, _DETERMINER_RE))):
+    for k in (fold(cleaned), fold(bare), fold(_no_apostrophes(cleaned)), fold(_no_apostrophes(bare))):
         if k and k not in keys:
             keys.append(k)
     return tuple(keys)

@@ -14,6 +14,21 @@ its no-answer margin is over ``null_threshold`` (the model's tuned value when it
 one and ``null_threshold_from_model`` is on) and its ``p(start)p(end)`` reaches ``min_score``.
 A pair whose cause and effect overlap is dropped (counted). The score of an unanchored pair is
 the product of its two answers' scores.
+
+Two checks, both on by default, keep anchored answers honest (measured on the snapshot corpus,
+docs/extraction.md):
+
+- ``anchored_needs_causal_sentence``: anchored answers are kept only from a sentence that reads
+  as causal, i.e. it carries a causal cue or the model answers the unanchored "What is the
+  cause?" about it. A sentence that is a candidate only because it names the document concept
+  ("The English Civil War (1642-1651) was a series of armed conflicts ...") otherwise yields
+  whatever other event it mentions as a "cause" or "consequence" (counted as
+  ``dropped_not_causal``).
+- ``drop_reversed_anchored``: an anchored pair whose reverse was also extracted from the same
+  sentence (B -> A beside A -> B, spans overlapping) is dropped: the model answered "What
+  caused X?" and "What did X cause?" alike, so neither direction is supported. When the reverse
+  came from the unanchored questions (which find the cause first), that pair is kept; two
+  anchored pairs that reverse each other both go (counted as ``dropped_reversed``).
 """
 
 from __future__ import annotations
@@ -54,6 +69,8 @@ class QAExtractor:
         self.max_anchors = int(ex["max_anchors"])
         self.min_score = float(ex["min_score"])
         self.candidates_only = bool(ex["candidates_only"])
+        self.needs_causal = bool(ex.get("anchored_needs_causal_sentence", True))
+        self.drop_reversed = bool(ex.get("drop_reversed_anchored", True))
         path, local = resolve_model_path(self.model, cfg.base_dir)
         self.model_path = path if local else None
         self.null_threshold = float(ex["null_threshold"])
@@ -79,7 +96,8 @@ class QAExtractor:
             "null_threshold_source": self.threshold_source, "min_score": self.min_score,
             "templates": self.templates.as_dict(), "max_anchors": self.max_anchors,
             "max_answer_tokens": self.qa.max_answer_tokens, "max_seq_length": self.qa.max_seq_length,
-            "doc_stride": self.qa.doc_stride,
+            "doc_stride": self.qa.doc_stride, "anchored_needs_causal_sentence": self.needs_causal,
+            "drop_reversed_anchored": self.drop_reversed,
         }
 
     def stats(self) -> dict[str, Any]:
@@ -135,6 +153,11 @@ class QAExtractor:
 
         second: list[tuple[str, str]] = []
         second_meta: list[tuple[Document, Sentence, dict[str, Any], float, str]] = []
+        # Sentences that read as causal: a cue, or an accepted answer to "What is the cause?".
+        causal = {(doc.id, sent.start) for doc, sent, mention, _ in first_meta if sent.cues}
+        for ans, (doc, sent, mention, _) in zip(answers, first_meta):
+            if mention is None and self._accept(ans):
+                causal.add((doc.id, sent.start))
         for (question, _), ans, (doc, sent, mention, tpl) in zip(first, answers, first_meta):
             if not self._accept(ans):
                 continue
@@ -144,6 +167,9 @@ class QAExtractor:
                 if t.effect:
                     second.append((t.effect.format(cause=_short(span["text"])), sent.text))
                     second_meta.append((doc, sent, span, ans.score, question))
+                continue
+            if self.needs_causal and (doc.id, sent.start) not in causal:
+                self.counts["dropped_not_causal"] += 1
                 continue
             anchor = mention_span(doc, mention)
             if spans_overlap(span, anchor):
@@ -166,6 +192,28 @@ class QAExtractor:
             keep(make_record(doc, sent, cause, effect, score=cause_score * ans.score, extractor=self.name,
                              model=self.model, question=question, cause_question=cause_q))
         records = list(best.values())
+        if self.drop_reversed:
+            records = self._without_reversed(records)
         self.counts["extractions"] += len(records)
         return records
+
+    def _without_reversed(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Drop anchored pairs whose reverse was extracted from the same sentence (see the
+        module docstring)."""
+        by_sentence: dict[tuple, list[int]] = {}
+        for i, r in enumerate(records):
+            by_sentence.setdefault((r["doc_id"], r["sentence"]["start"]), []).append(i)
+        drop: set[int] = set()
+        for idx in by_sentence.values():
+            for a in idx:
+                ra = records[a]
+                if "anchor" not in ra:
+                    continue
+                for b in idx:
+                    rb = records[b]
+                    if a != b and spans_overlap(ra["cause"], rb["effect"]) and spans_overlap(ra["effect"], rb["cause"]):
+                        drop.add(a)
+                        break
+        self.counts["dropped_reversed"] += len(drop)
+        return [r for i, r in enumerate(records) if i not in drop]
 

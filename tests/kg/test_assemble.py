@@ -194,6 +194,9 @@ def test_assemble_cli_from_linked_mentions(cli, in_tmp):
     plan = cli(*args, "--dry-run")
     assert plan.code == 0 and plan.out.splitlines()[0] == f"plan: assemble the causal KG into {in_tmp}/data/kg"
     assert plan.out.splitlines()[-1] == "  outputs are up to date: nothing to do"
+    # a query-time linker setting changes which concepts phrases link to: not current any more
+    plan = cli(*args, "--dry-run", "--set", "linking.instance_threshold=0.9")
+    assert plan.out.splitlines()[-1] == "  outputs will be (re)built"
     plan = cli(*args, "--dry-run", "--lift", "none")
     assert plan.out.splitlines()[-1] == "  outputs will be (re)built" and "lift=none" in plan.out
     assert json.loads((out / "manifest.json").read_text())["options"]["lift"] == "both"  # nothing written

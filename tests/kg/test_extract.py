@@ -133,6 +133,70 @@ def test_qa_thresholds_are_honoured(trained_tiny, small_wiki, tmp_path):
     assert abstain.extractions == 0
 
 
+def test_qa_on_empty_very_long_and_non_english_documents(trained_tiny, tmp_path):
+    # Invented edge cases around a real sentence of the wiki fixture: an empty and a blank
+    # document, one "sentence" of 30,000 characters (cut at max_sentence_chars, then read in
+    # windows), and texts in Chinese, Arabic and German with and without an English cue.
+    real = "The earthquake triggered a tsunami that struck the coasts of the Indian Ocean."
+    texts = [
+        {"id": "empty", "text": ""},
+        {"id": "blank", "text": " \n\n\t "},
+        {"id": "long", "text": " and ".join([real[:-1]] * 380) + "."},
+        {"id": "zh", "text": "2004年印度洋地震引发了海啸。海啸导致超过二十万人死亡。"},
+        {"id": "ar", "text": "تسبب الزلزال في حدوث تسونامي أدى إلى مقتل الآلاف."},
+        {"id": "de", "text": "Das Erdbeben verursachte einen Tsunami. " + real},
+    ]
+    src = tmp_path / "edge.jsonl"
+    src.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in texts), encoding="utf-8")
+    assert len(texts[2]["text"]) > 30_000
+    res = extract(qa_cfg(trained_tiny, **{"extract.shard_size": 10}), extractor="qa", input=src,
+                  output=tmp_path / "edge_out.jsonl")
+    recs = read(tmp_path / "edge_out.jsonl")
+    assert res.documents == 6 and res.counts["empty_documents"] == 2
+    by_id = {t["id"]: t["text"] for t in texts}
+    for r in recs:
+        Extraction.model_validate(r)
+        for key in ("sentence", "cause", "effect"):
+            assert by_id[r["doc_id"]][r[key]["start"] : r[key]["end"]] == r[key]["text"]
+        assert len(r["sentence"]["text"]) <= 2000
+    assert {r["doc_id"] for r in recs} <= {"long", "zh", "ar", "de"}
+    # The long sentence became pieces of at most max_sentence_chars, each longer than one
+    # window of max_seq_length tokens: more features (windows) than questions.
+    assert res.counts["sentences"] >= 2 + 15
+    stats = json.loads(side_paths(tmp_path / "edge_out.jsonl")[1].read_text())["extractor_stats"]
+    assert stats["features"] > stats["unique_questions"]
+
+
+def _reversed_pairs(recs):
+    """Anchored records whose reverse (cause and effect swapped, spans overlapping) is in the same sentence."""
+    def ov(a, b):
+        return a["start"] < b["end"] and b["start"] < a["end"]
+    return [a for a in recs if "anchor" in a for b in recs if a is not b and a["doc_id"] == b["doc_id"]
+            and a["sentence"]["start"] == b["sentence"]["start"] and ov(a["cause"], b["effect"]) and ov(a["effect"], b["cause"])]
+
+
+def test_anchored_answers_need_a_causal_sentence_and_no_reverse(trained_tiny, small_wiki, tmp_path):
+    # The tiny model answers every question (thresholds off), as a direction-blind model does:
+    # "What caused X?" and "What did X cause?" get the same span. Without the unanchored cause
+    # question, a sentence reads as causal only by its cue.
+    base = {"extract.question_cause": "", "extract.drop_reversed_anchored": False}
+    off = extract(qa_cfg(trained_tiny, **base, **{"extract.anchored_needs_causal_sentence": False}),
+                  extractor="qa", input=small_wiki, output=tmp_path / "off.jsonl")
+    assert off.counts.get("dropped_not_causal", 0) == 0
+    on = extract(qa_cfg(trained_tiny, **base), extractor="qa", input=small_wiki, output=tmp_path / "on.jsonl")
+    loose, gated = read(tmp_path / "off.jsonl"), read(tmp_path / "on.jsonl")
+    assert any("cue" not in r for r in loose)  # concept-mention sentences without a cue gave pairs
+    assert gated and all("cue" in r for r in gated) and len(gated) < len(loose)
+    assert on.counts["dropped_not_causal"] > 0
+    # Reversed anchored pairs: present when the check is off, gone (and counted) when it is on.
+    assert _reversed_pairs(gated)
+    kept = extract(qa_cfg(trained_tiny, **{"extract.question_cause": ""}), extractor="qa", input=small_wiki,
+                   output=tmp_path / "rev.jsonl")
+    rev = read(tmp_path / "rev.jsonl")
+    assert rev and not _reversed_pairs(rev) and kept.counts["dropped_reversed"] >= len(_reversed_pairs(gated))
+    check_offsets(rev)
+
+
 def test_the_model_manifest_threshold_is_used_unless_turned_off(trained_tiny):
     from kg.train_qa import recommended_null_threshold
 

@@ -93,7 +93,10 @@ def test_examples_use_the_configured_templates():
     for e in with_answer:
         assert e.context[e.answer_start : e.answer_start + len(e.answer_text)] == e.answer_text
     kinds = {e.kind for e in ex}
-    assert kinds == {"cause", "effect", "anchored-cause", "anchored-effect"}
+    assert kinds == {"cause", "effect", "anchored-cause", "anchored-effect", "reversed-cause", "reversed-effect"}
+    # Anchored questions asked about the wrong side of a relation have no answer.
+    reversed_ = [e for e in ex if e.kind.startswith("reversed")]
+    assert reversed_ and all(e.answer_start is None for e in reversed_)
     assert any(e.question == "What is the cause?" for e in ex)
     assert any(e.question.startswith("What did ") and e.question.endswith(" lead to?") for e in ex)
     # Non-causal sentences only give no-answer questions.
@@ -110,3 +113,19 @@ def test_bad_templates_fail_with_the_key_named():
         qa_data.QuestionTemplates.from_config({"questions_anchored": [{"template": "{concept}?", "answer": "both"}]})
     with pytest.raises(ConfigError, match="question_effect"):
         qa_data.QuestionTemplates.from_config({"question_effect": "What did {effect} do?"})
+
+
+def test_reversed_questions_skip_chains():
+    # Invented edge case: a chain "A caused B, which caused C" in one sentence. "What did B
+    # cause?" is answered by C, so it is no reversed (no-answer) question; "What caused A?" is.
+    text = "The storm caused floods, which caused evacuations."
+    a, b, c = (qa_data.span(text, text.index(w), text.index(w) + len(w)) for w in ("The storm", "floods", "evacuations"))
+    rec = {"id": "x", "text": text, "causal": True,
+           "relations": [{"cause": a, "effect": b, "signal": None}, {"cause": b, "effect": c, "signal": None}]}
+    t = qa_data.QuestionTemplates.from_config(load_config(search_cwd=False)["extract"])
+    ex = qa_data.qa_examples([rec], t)
+    rev = {e.question for e in ex if e.kind.startswith("reversed")}
+    assert "What caused The storm?" in rev and "What did evacuations cause?" in rev
+    assert "What did floods cause?" not in rev and "What caused floods?" not in rev
+    answered = {(e.question, e.answer_text) for e in ex if e.answer_start is not None}
+    assert ("What did floods cause?", "evacuations") in answered

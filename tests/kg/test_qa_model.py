@@ -16,7 +16,7 @@ from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import read_manifest
 from causalkg.testing.tiny_models import tiny_qa_model
 from kg import qa_data
-from kg.qa_decode import QAModel
+from kg.qa_decode import QAModel, clean_span, trim_questions
 from kg.train_qa import model_is_current, recommended_null_threshold, train_qa
 
 from tests.conftest import FIXTURES
@@ -48,6 +48,29 @@ def test_answers_slice_their_context_and_respect_max_answer_tokens(tiny_dir, gol
         assert 0.0 <= a.score <= 1.0
         # Spans are cut to 5 word pieces, then widened to whole words: at most 5 words.
         assert len(a.text.split()) <= 5
+
+
+def test_span_edges_are_whole_words_without_stray_punctuation():
+    # Real sentences of the snapshot corpus, with the spans the decoder once returned.
+    text = "Second English Civil War (1648\u20131649)"
+    assert clean_span(text, len(text) - 1, len(text)) is None  # ")" alone is no answer
+    text = "SkyWest Airlines (operating as United Express) Flight 5741 (a Embraer 120) collided."
+    end = text.index(" (a Embraer")
+    assert clean_span(text, 0, end + 2) == (0, end)  # a trailing " (" is trimmed
+    assert clean_span(text, 9, 17) == (8, 16)  # widened to whole words: "Airlines"
+    assert clean_span(text, 45, 60) == (47, 58)  # ") Flight 5741 (" -> "Flight 5741"
+    assert clean_span("  , ;  ", 0, 7) is None
+
+
+def test_questions_are_cut_alike_for_training_and_extraction(tiny_dir):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_dir)
+    long_q = "What caused " + "the long and winding clause " * 40 + "?"
+    cut, short = trim_questions(tok, [long_q, "What caused the flood?"], 16)
+    assert short == "What caused the flood?"
+    assert long_q.startswith(cut) and len(tok(cut, add_special_tokens=False)["input_ids"]) == 16
+    assert QAModel(str(tiny_dir), max_question_tokens=16)._trim_questions([long_q]) == [cut]
 
 
 def test_long_contexts_are_read_in_windows_and_identical_pairs_once(tiny_dir, gold):

@@ -43,7 +43,8 @@ def test_query_json(cli, project):
 
 
 def test_query_text_with_options(cli, project):
-    r = cli("link", "query", "war", "--kind", "instance", "--top-k", "3", "--threshold", "0.5", cwd=project)
+    r = cli("link", "query", "war", "--kind", "instance", "--top-k", "3", "--threshold", "0.5",
+            "--instance-threshold", "0.5", cwd=project)
     assert r.code == 0, r.err
     lines = r.out.splitlines()
     assert lines[0] == '"war" -> "war"'
@@ -54,6 +55,11 @@ def test_query_text_with_options(cli, project):
     r = cli("link", "query", "war", "--under", "Q7944", "--under", "Q8070", "--format", "json", "--threshold", "0")
     cands = json.loads(r.out)[0]["candidates"]
     assert cands and {c["qid"] for c in cands} & {"Q7944", "Q8070"}
+    # Another named earthquake is no answer for this one unless --instance-threshold lets it in.
+    r = cli("link", "query", "the 1995 Chiapas earthquake", "--format", "json")
+    assert {c["kind"] for c in json.loads(r.out)[0]["candidates"]} == {"class"}
+    r = cli("link", "query", "the 1995 Chiapas earthquake", "--format", "json", "--instance-threshold", "0.6")
+    assert json.loads(r.out)[0]["candidates"][0]["kind"] == "instance"
 
 
 def test_query_answers_bad_phrases_clearly(cli, project):
@@ -74,6 +80,8 @@ def test_query_errors(cli, project):
     assert r.code == 2 and r.err.strip() == "error: under: 'war' is not a Wikidata QID (Q followed by digits)"
     r = cli("link", "query", "war", "--threshold", "5")
     assert r.code == 2 and r.err.strip() == "error: --threshold must be a cosine similarity between -1 and 1, got 5.0"
+    r = cli("link", "query", "war", "--instance-threshold", "2")
+    assert r.code == 2 and r.err.strip().startswith("error: --instance-threshold must be a cosine similarity between -1 and 1")
     r = cli("link", "query", "war", "--top-k", "0")
     assert r.code == 2 and r.err.strip() == "error: k must be at least 1, got 0"
     r = cli("link", "query", "war", "--under", "Q1", "--kind", "class")

@@ -69,7 +69,7 @@ def test_threshold_is_honoured(linker):
 
 
 def test_kind_and_under_restrictions(linker):
-    (inst,) = linker.link(["war"], k=5, kinds={"instance"}, threshold=0.0)
+    (inst,) = linker.link(["war"], k=5, kinds={"instance"}, threshold=0.0, instance_threshold=0.0)
     assert inst and all(c.kind == "instance" for c in inst)
     (cls,) = linker.link(["war"], k=5, kinds={"class"}, threshold=0.0)
     assert cls and all(c.kind == "class" for c in cls) and cls[0].qid == "Q198"
@@ -91,13 +91,39 @@ def test_context_prefers_the_document_concept_and_its_seed_classes(linker, built
     assert ctx[0].qid == "Q198" and ctx[0].score == pytest.approx(1.0 + linker.context_bonus)
     assert ctx[0].model_dump()["bonus"] == pytest.approx(linker.context_bonus)
     # among nearest neighbours, a preferred concept outside the top k is still considered
-    strong = Linker.load(make_cfg(built, context_bonus=0.5))
-    (near,) = strong.link(["King Williams war"], k=1)
-    (lifted,) = strong.link(["King Williams war"], k=1, contexts=[LinkContext(document_concept="Q2487")])
+    # (a misspelt name, so no exact match; its instance at ~0.73 is let in for the test)
+    strong = Linker.load(make_cfg(built, context_bonus=0.5, instance_threshold=0.6))
+    phrase = "King Wiliam's war"
+    (near,) = strong.link([phrase], k=1, threshold=0.5)
+    (lifted,) = strong.link([phrase], k=1, threshold=0.5, contexts=[LinkContext(document_concept="Q2487")])
     assert near[0].qid == "Q1070342" and lifted[0].qid in {"Q198", "Q2487"} and lifted[0].match == "nearest"
     # no context, or a context without a document concept, changes nothing
-    assert strong.link(["King Williams war"], k=1, contexts=[None]) == [near]
-    assert strong.link(["King Williams war"], k=1, contexts=[LinkContext(sentence="x")]) == [near]
+    assert strong.link([phrase], k=1, threshold=0.5, contexts=[None]) == [near]
+    assert strong.link([phrase], k=1, threshold=0.5, contexts=[LinkContext(sentence="x")]) == [near]
+
+
+def test_instance_threshold_keeps_other_named_events_out(linker, built, make_cfg):
+    # Wikipedia article titles of the snapshot corpus against the Base KG's named events: a
+    # sentence encoder finds another earthquake close to "the 1995 Chiapas earthquake" (the
+    # 2004 Chuetsu one, ~0.62); that is not a link, so below linking.instance_threshold the
+    # phrase goes to the classes.
+    assert linker.instance_threshold == 0.8
+    assert linker.search_settings["instance_threshold"] == 0.8 and linker.search_settings["threshold"] == 0.6
+    (default,) = linker.link(["the 1995 Chiapas earthquake"], k=5)
+    assert default and {c.kind for c in default} == {"class"} and "Q7944" in qids(default)
+    (loose,) = linker.link(["the 1995 Chiapas earthquake"], k=5, instance_threshold=0.6)
+    assert loose[0].kind == "instance" and loose[0].match == "nearest" and loose[0].score < 0.8
+    assert Linker.load(make_cfg(built, instance_threshold=0.6)).link(["the 1995 Chiapas earthquake"], k=5) == [loose]
+    # A close paraphrase of an instance's name still links to it ...
+    (tohoku,) = linker.link(["the 2011 Tohoku tsunami"], k=3)
+    assert tohoku[0].kind == "instance" and tohoku[0].score >= 0.8 and "2011" in tohoku[0].label
+    # ... and an exact label or alias always does, whatever the instance threshold.
+    (exact,) = linker.link([tohoku[0].label], k=1, instance_threshold=1.01)
+    assert (exact[0].qid, exact[0].match) == (tohoku[0].qid, "exact")
+    # The context bonus does not let a preferred instance under the instance threshold in.
+    doc = loose[0].qid
+    (ctx,) = linker.link(["the 1995 Chiapas earthquake"], k=5, contexts=[LinkContext(document_concept=doc)])
+    assert doc not in qids(ctx)
 
 
 @pytest.mark.parametrize("bad", ["", "   ", "\n\t", "!!!"])
@@ -168,5 +194,5 @@ def test_approximate_indexes_agree_with_flat_on_a_small_vocabulary(linker, small
     approx = Linker.from_concepts(small_vocab, make_cfg(built, index=kind), encoder=linker.encoder)
     phrases = ["the tsunamis", "civil unrest", "King Williams war", "earthquake damage", "refugee crisis"]
     assert [qids(r)[:1] for r in approx.link(phrases, k=3)] == [qids(r)[:1] for r in linker.link(phrases, k=3)]
-    (restricted,) = approx.link(["war"], k=3, kinds={"instance"}, threshold=0.0)
+    (restricted,) = approx.link(["war"], k=3, kinds={"instance"}, threshold=0.0, instance_threshold=0.0)
     assert restricted and all(c.kind == "instance" for c in restricted)

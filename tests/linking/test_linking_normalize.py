@@ -51,6 +51,12 @@ def test_fold_drops_accents_quotes_and_dashes():
 def test_surface_keys_drop_a_leading_article():
     assert surface_keys("The Troubles") == ("the troubles", "troubles")
     assert surface_keys("war") == ("war",)
+    assert surface_keys("King William's War") == ("king william s war", "king williams war")
+
+
+def test_a_name_without_its_apostrophe_keeps_an_exact_key():
+    assert "king williams war" in normalise("the King Williams war").keys
+    assert normalise("coup d'etat").keys[:2] == ("coup d etat", "coup detat")
 
 
 def test_singular_forms():
