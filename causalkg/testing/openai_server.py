@@ -23,8 +23,10 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable
+
+from causalkg.testing.loopback import LoopbackServer
 
 
 @dataclass
@@ -52,10 +54,11 @@ def _tokens(text: str) -> int:
     return len(text.split())
 
 
-class OpenAIServer:
+class OpenAIServer(LoopbackServer):
     """Start with ``with OpenAIServer(responder) as s:``; ``s.base_url`` ends in ``/v1``."""
 
     def __init__(self, responder: Responder | None = None, *, latency: float = 0.0, model: str = "test-model"):
+        super().__init__()
         self.responder = responder or (lambda body: "yes")
         self.latency = latency
         self.model = model
@@ -63,8 +66,6 @@ class OpenAIServer:
         self.headers: list[dict[str, str]] = []
         self.faults: deque[Fault] = deque()
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- control -----------------------------------------------------------------------------
 
@@ -74,9 +75,7 @@ class OpenAIServer:
 
     @property
     def base_url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self.address}/v1"
 
     @property
     def chat_requests(self) -> int:
@@ -168,28 +167,8 @@ class OpenAIServer:
                     return
                 self._send(200, data)
 
-        class Server(ThreadingHTTPServer):
-            # The default listen backlog (5) resets connections when a client keeps dozens of
-            # requests in flight; benchmarks run at concurrency 32 and more.
-            request_queue_size = 256
-
-        self._httpd = Server(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="openai-server", daemon=True)
-        self._thread.start()
+        self._serve(Handler, "openai-server")
         return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> "OpenAIServer":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
 
 def last_user_message(body: dict[str, Any]) -> str:

@@ -28,12 +28,13 @@ import time
 import urllib.parse
 from collections import deque
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
 
+from causalkg.testing.loopback import LoopbackServer
 from causalkg.testing.openai_server import Fault as _BaseFault
 
 
@@ -47,10 +48,11 @@ class Fault(_BaseFault):
 RESULTS_JSON = "application/sparql-results+json"
 
 
-class SPARQLServer:
+class SPARQLServer(LoopbackServer):
     """Start with ``with SPARQLServer(store) as s:``; ``s.endpoint`` is the query URL."""
 
     def __init__(self, store: ox.Store | None = None, *, path: str = "/sparql"):
+        super().__init__()
         self.store = store if store is not None else ox.Store()
         self.path = path
         self.requests: list[dict[str, Any]] = []
@@ -59,8 +61,6 @@ class SPARQLServer:
         self.scheduled: dict[int, Fault] = {}  # request number (1-based) -> fault
         self.answered = 0  # queries answered with a full, normal response
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     @classmethod
     def from_ntriples_gz(cls, path: str | Path, **kwargs: Any) -> "SPARQLServer":
@@ -85,9 +85,7 @@ class SPARQLServer:
 
     @property
     def endpoint(self) -> str:
-        assert self._httpd is not None, "server not started"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}{self.path}"
+        return f"{self.address}{self.path}"
 
     @property
     def queries(self) -> list[str]:
@@ -195,30 +193,8 @@ class SPARQLServer:
             def do_POST(self) -> None:  # noqa: N802
                 self._handle()
 
-        class QuietServer(ThreadingHTTPServer):
-            daemon_threads = True
-
-            def handle_error(self, request: Any, client_address: Any) -> None:  # a client that hung up
-                pass
-
-        self._httpd = QuietServer(("127.0.0.1", 0), Handler)
-        # A short poll interval makes shutdown() (every test teardown) quick.
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="sparql-server", daemon=True)
-        self._thread.start()
+        self._serve(Handler, "sparql-server")
         return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> "SPARQLServer":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
 
 __all__ = ["SPARQLServer", "Fault", "RESULTS_JSON"]

@@ -42,11 +42,12 @@ import urllib.error
 import urllib.request
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 from causalkg.errors import SourceError
+from causalkg.testing.loopback import LoopbackServer
 
 VIRTUOSO_BINARY = "virtuoso-t"
 ISQL_BINARIES = ("isql-vt", "isql")
@@ -255,18 +256,17 @@ class SeenRequest:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class FaultProxy:
+class FaultProxy(LoopbackServer):
     """``with FaultProxy("http://127.0.0.1:PORT") as p:`` then send requests to ``p.base_url``."""
 
     def __init__(self, target: str):
+        super().__init__()
         parts = urllib.request.urlparse(target)
         self.target_host = parts.hostname or "127.0.0.1"
         self.target_port = parts.port or 80
         self.faults: deque[ProxyFault] = deque()
         self.seen: list[SeenRequest] = []
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     def add_fault(self, *faults: ProxyFault) -> None:
         with self._lock:
@@ -274,9 +274,7 @@ class FaultProxy:
 
     @property
     def base_url(self) -> str:
-        assert self._httpd is not None, "proxy not started"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.address
 
     def url(self, path: str) -> str:
         """``path`` of the target (e.g. ``/sparql-graph-crud-auth``) through the proxy."""
@@ -342,20 +340,5 @@ class FaultProxy:
 
             do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle  # noqa: N815
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self._serve(Handler, "fault-proxy")
         return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> "FaultProxy":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
