@@ -66,6 +66,17 @@ def add_command(subparsers: Any, name: str, handler: Handler, help: str,
     return p
 
 
+def register_modules(group: Any, package: str, path: Sequence[str]) -> None:
+    """Load every module of ``package`` (whose ``__path__`` is ``path``) that has a
+    ``register(group)`` function, in name order, and let it add its verbs to ``group``."""
+    import pkgutil
+
+    for info in sorted(pkgutil.iter_modules(list(path)), key=lambda m: m.name):
+        module = importlib.import_module(f"{package}.{info.name}")
+        if hasattr(module, "register"):
+            module.register(group)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="causalkg",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, field_validator
 
 SCHEMA_VERSION = "1"
 
@@ -28,6 +28,10 @@ PID_RE = re.compile(r"^P[1-9][0-9]*$")
 
 QID = Annotated[str, StringConstraints(pattern=QID_RE.pattern)]
 PID = Annotated[str, StringConstraints(pattern=PID_RE.pattern)]
+
+
+# A document id as text: corpus page ids are integers, other text JSONL ids may be strings.
+DocId = Annotated[str, BeforeValidator(lambda v: str(v) if isinstance(v, int) and not isinstance(v, bool) else v)]
 
 
 def is_qid(value: object) -> bool:
@@ -254,7 +258,7 @@ class Extraction(Record):
     Offsets of ``sentence``, ``cause`` and ``effect`` are into the document's ``text``.
     """
 
-    doc_id: str
+    doc_id: DocId
     sentence: SentenceRef
     cause: Span
     effect: Span
@@ -263,11 +267,6 @@ class Extraction(Record):
     extractor: str
     model: str | None = None
     question: str | None = None
-
-    @field_validator("doc_id", mode="before")
-    @classmethod
-    def _doc_id_str(cls, value: object) -> object:
-        return str(value) if isinstance(value, int) else value
 
 
 # --- kg: assembled edges (kg/assemble.py) -- owned by the KG assembly; see docs/kg.md -------
@@ -291,7 +290,7 @@ class KGMention(Record):
     """
 
     mention_id: str
-    doc_id: str
+    doc_id: DocId
     title: str | None = None
     url: str | None = None
     revision_id: int | None = None
@@ -306,11 +305,6 @@ class KGMention(Record):
     question: str | None = None
     cause_candidates: list[Candidate] = Field(default_factory=list)
     effect_candidates: list[Candidate] = Field(default_factory=list)
-
-    @field_validator("doc_id", mode="before")
-    @classmethod
-    def _doc_id_str(cls, value: object) -> object:
-        return str(value) if isinstance(value, int) else value
 
 
 class EdgeSupport(_Open):

@@ -1,20 +1,13 @@
 """The ``causalkg eval ...`` commands. Each family of measures registers its verbs from its own
-module in this package (every module here with a ``register(group)`` function is loaded, in name
-order), and each verb is a thin wrapper over one function of ``evaluation``."""
+module in this package, and each verb is a thin wrapper over one function of ``evaluation``."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import Any
 
-from causalkg.cli import add_group
+from causalkg.cli import add_group, register_modules
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``eval`` group and every measure's verbs to the top-level parser."""
-    group = add_group(subparsers, "eval", "evaluate causal KGs and graphs")
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        if hasattr(module, "register"):
-            module.register(group)
+    """Add the ``eval`` group and the verbs of every module here to the top-level parser."""
+    register_modules(add_group(subparsers, "eval", "evaluate causal KGs and graphs"), __name__, __path__)
