@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from causalkg.manifest import fingerprint
 
@@ -81,3 +81,22 @@ class DiskCache:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def cached_scores(cache: DiskCache | None, kind: str, model_id: str, firsts: Sequence[str],
+                  seconds: Sequence[str]) -> tuple[list[float | None], list[int]]:
+    """Look each ``(first, second)`` pair up under ``(kind, model_id, first, second)``.
+
+    Returns the scores in input order (None where not cached) and the indices still to compute.
+    """
+    if len(firsts) != len(seconds):
+        raise ValueError(f"{kind}: the two input lists differ in length ({len(firsts)} and {len(seconds)})")
+    out: list[float | None] = [None] * len(firsts)
+    todo: list[int] = []
+    for i, (a, b) in enumerate(zip(firsts, seconds)):
+        hit = cache.get(kind, model_id, a, b) if cache is not None else None
+        if hit is not None:
+            out[i] = float(hit)
+        else:
+            todo.append(i)
+    return out, todo

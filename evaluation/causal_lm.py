@@ -18,7 +18,7 @@ import logging
 import math
 from typing import Sequence
 
-from causalkg.cache import DiskCache
+from causalkg.cache import DiskCache, cached_scores
 from causalkg.errors import ModelError
 from causalkg.progress import progress
 from evaluation.hf_models import load_pretrained, model_id
@@ -73,16 +73,7 @@ class CausalLMScorer:
         """``log P(continuation | prefix)`` for each pair: the sum over the continuation's tokens."""
         import torch
 
-        if len(prefixes) != len(continuations):
-            raise ValueError("prefixes and continuations differ in length")
-        out: list[float | None] = [None] * len(prefixes)
-        todo: list[int] = []
-        for i, (p, c) in enumerate(zip(prefixes, continuations)):
-            hit = self.cache.get("causal-lm", self.model_id, p, c) if self.cache is not None else None
-            if hit is not None:
-                out[i] = float(hit)
-            else:
-                todo.append(i)
+        out, todo = cached_scores(self.cache, "causal-lm", self.model_id, prefixes, continuations)
         encoded = {i: self._encode(prefixes[i], continuations[i]) for i in todo}
         todo.sort(key=lambda i: len(encoded[i][0]))
         bar = progress(total=len(todo), desc=desc or f"scoring with {self.name}", unit="text")

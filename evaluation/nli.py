@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from causalkg.cache import DiskCache
+from causalkg.cache import DiskCache, cached_scores
 from causalkg.errors import ModelError
 from causalkg.progress import progress
 from evaluation.hf_models import load_pretrained, model_id
@@ -82,16 +82,7 @@ class NLIScorer:
         """P(entailment) for each (premise, hypothesis) pair, in order."""
         import torch
 
-        if len(premises) != len(hypotheses):
-            raise ValueError("premises and hypotheses differ in length")
-        out: list[float | None] = [None] * len(premises)
-        todo: list[int] = []
-        for i, (p, h) in enumerate(zip(premises, hypotheses)):
-            hit = self.cache.get("nli", self.model_id, p, h) if self.cache is not None else None
-            if hit is not None:
-                out[i] = float(hit)
-            else:
-                todo.append(i)
+        out, todo = cached_scores(self.cache, "nli", self.model_id, premises, hypotheses)
         flat: list[tuple[int, str, str]] = [(i, c, hypotheses[i]) for i in todo for c in self._chunks(premises[i], hypotheses[i])]
         flat.sort(key=lambda x: len(x[1]) + len(x[2]))
         best: dict[int, float] = {}
