@@ -21,23 +21,19 @@ from typing import Sequence
 from causalkg.cache import DiskCache, cached_scores
 from causalkg.errors import ModelError
 from causalkg.progress import progress
-from evaluation.hf_models import load_pretrained, model_id
-from linking.encoder import resolve_device
+from evaluation.hf_models import PretrainedScorer
 
 log = logging.getLogger(__name__)
 
 
-class CausalLMScorer:
+class CausalLMScorer(PretrainedScorer):
     """Sum of log-probabilities of a continuation given a prefix, for a local causal LM."""
+
+    kind = "causal-lm"
 
     def __init__(self, name_or_path: str, *, device: str = "auto", batch_size: int = 16,
                  cache: DiskCache | None = None):
-        self.name = name_or_path
-        self.device = resolve_device(device)
-        self.batch_size = max(1, int(batch_size))
-        self.cache = cache
-        self.model_id = model_id(name_or_path)
-        self.tokenizer, self.model = load_pretrained("causal-lm", name_or_path, device=self.device)
+        super().__init__(name_or_path, device=device, batch_size=batch_size, cache=cache)
         tok = self.tokenizer
         self.pad_id = next((i for i in (tok.pad_token_id, tok.eos_token_id, 0) if i is not None), 0)
 

@@ -14,8 +14,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from causalkg.cache import DiskCache
 from causalkg.errors import ModelError
 from causalkg.manifest import fingerprint
+from linking.encoder import resolve_device
 
 
 def model_id(name_or_path: str) -> str:
@@ -47,3 +49,19 @@ def load_pretrained(kind: str, name_or_path: str, *, device: str) -> tuple[Any, 
     model.eval()
     model.to(device)
     return tokenizer, model
+
+
+class PretrainedScorer:
+    """What the NLI and causal-LM scorers share: a model of ``kind`` loaded on a device, a batch
+    size, an optional disk cache of answers and the model id that keys it."""
+
+    kind = ""  # "sequence-classification" or "causal-lm", set by the subclass
+
+    def __init__(self, name_or_path: str, *, device: str = "auto", batch_size: int = 16,
+                 cache: DiskCache | None = None):
+        self.name = name_or_path
+        self.device = resolve_device(device)
+        self.batch_size = max(1, int(batch_size))
+        self.cache = cache
+        self.model_id = model_id(name_or_path)
+        self.tokenizer, self.model = load_pretrained(self.kind, name_or_path, device=self.device)

@@ -21,8 +21,7 @@ from typing import Sequence
 from causalkg.cache import DiskCache, cached_scores
 from causalkg.errors import ModelError
 from causalkg.progress import progress
-from evaluation.hf_models import load_pretrained, model_id
-from linking.encoder import resolve_device
+from evaluation.hf_models import PretrainedScorer
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -40,17 +39,14 @@ def entailment_index(id2label: dict) -> int:
     return hits[0]
 
 
-class NLIScorer:
+class NLIScorer(PretrainedScorer):
     """Probability that a premise entails a hypothesis, from a local or cached NLI model."""
+
+    kind = "sequence-classification"
 
     def __init__(self, name_or_path: str, *, device: str = "auto", batch_size: int = 16,
                  cache: DiskCache | None = None):
-        self.name = name_or_path
-        self.device = resolve_device(device)
-        self.batch_size = max(1, int(batch_size))
-        self.cache = cache
-        self.model_id = model_id(name_or_path)
-        self.tokenizer, self.model = load_pretrained("sequence-classification", name_or_path, device=self.device)
+        super().__init__(name_or_path, device=device, batch_size=batch_size, cache=cache)
         self.entail = entailment_index(self.model.config.id2label)
         limits = [getattr(self.model.config, "max_position_embeddings", None), self.tokenizer.model_max_length, 512]
         # RoBERTa-style models reserve two positions for padding offsets.
