@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 from bench import ThroughputTable, timed
-from evaluation.align import AGraph, align_graphs, node_order, preprocess, view
-from evaluation.graphs import Edge, Graph
+from causalkg.evaluation.align import AGraph, align_graphs, node_order, preprocess, view
+from causalkg.evaluation.graphs import Edge, Graph
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAP = ROOT / "snapshots" / "wikicausal"

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import ThroughputTable, timed
-from corpus import dump as d
-from corpus.wikitext import convert_wikitext, strip_code_text
+from causalkg.corpus import dump as d
+from causalkg.corpus.wikitext import convert_wikitext, strip_code_text
 
 REPO = Path(__file__).resolve().parents[1]
 SNAPSHOT = REPO / "snapshots" / "enwiki" / "enwiki-snapshot-pages-articles-multistream.xml.bz2"

@@ -54,7 +54,7 @@ def _model_dir() -> Path:
 
 def ensure_model() -> Path:
     """The trained model, trained now when it is missing (the time is printed)."""
-    from kg.train_qa import train_qa
+    from causalkg.kg.train_qa import train_qa
 
     cfg = load_config(search_cwd=False)
     cfg = cfg.with_overrides({"extract.train_data": str(REPO / "snapshots" / "qa-training")})
@@ -71,8 +71,8 @@ def random_head_qa(batch_size: int = 32):
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from kg.qa_decode import QAModel
-    from linking.encoder import resolve_model_path
+    from causalkg.kg.qa_decode import QAModel
+    from causalkg.linking.encoder import resolve_model_path
 
     path = resolve_model_path("all-MiniLM-L6-v2")
     hf_logging.set_verbosity_error()
@@ -83,9 +83,9 @@ def random_head_qa(batch_size: int = 32):
 
 def val_documents(segmenter):
     """(Document, gold pairs) per validation sentence: one sentence, its cue matches, no concept."""
-    from kg.extractors import Document
-    from kg.qa_data import read_gold
-    from kg.sentences import Sentence
+    from causalkg.kg.extractors import Document
+    from causalkg.kg.qa_data import read_gold
+    from causalkg.kg.sentences import Sentence
 
     out = []
     for rec in read_gold(VAL):
@@ -98,7 +98,7 @@ def val_documents(segmenter):
 
 
 def score(extractor, items) -> tuple[dict, float]:
-    from kg.span_metrics import PairScores
+    from causalkg.kg.span_metrics import PairScores
 
     docs = [d for d, _, _ in items]
     with timed() as t:
@@ -113,8 +113,8 @@ def score(extractor, items) -> tuple[dict, float]:
 
 
 def bench_quality(items, model_dir):
-    from kg.extractors import create_extractor
-    from kg.extractors.qa import QAExtractor
+    from causalkg.kg.extractors import create_extractor
+    from causalkg.kg.extractors.qa import QAExtractor
 
     rows = []
     trained = QAExtractor(_cfg(qa_model=str(model_dir), candidates_only=False))
@@ -143,7 +143,7 @@ def bench_quality(items, model_dir):
 
 def bench_anchored(items, trained, floor):
     """Given one gold side as the anchor, find the other (anchored templates, causal sentences)."""
-    from kg.span_metrics import exact, token_prf
+    from causalkg.kg.span_metrics import exact, token_prf
 
     rows = []
     for name, ext in (("qa, trained", trained), ("qa, random span head", floor)):
@@ -171,7 +171,7 @@ def bench_anchored(items, trained, floor):
 
 
 def bench_filter(items, segmenter):
-    from kg.extract import prepare
+    from causalkg.kg.extract import prepare
 
     n = len(items)
     kept = [(d, g, r) for d, g, r in items if d.sentences[0].is_candidate]
@@ -215,9 +215,9 @@ def bench_speed(items, docs, model_dir):
 
     from causalkg.llm import ChatClient
     from causalkg.testing.openai_server import OpenAIServer
-    from kg.extractors import create_extractor
-    from kg.extractors.llm import LLMExtractor
-    from kg.extractors.qa import QAExtractor
+    from causalkg.kg.extractors import create_extractor
+    from causalkg.kg.extractors.llm import LLMExtractor
+    from causalkg.kg.extractors.qa import QAExtractor
 
     val_docs = [d for d, _, _ in items]
     threads = torch.get_num_threads()
@@ -257,7 +257,7 @@ def bench_speed(items, docs, model_dir):
 def main() -> None:
     import torch
 
-    from kg.extract import make_segmenter
+    from causalkg.kg.extract import make_segmenter
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if not sys.stderr.isatty():

@@ -60,7 +60,7 @@ def _labels_only(concepts: list[dict]) -> list[dict]:
 def holdout_queries(base: list[dict]) -> list[tuple[str, str]]:
     """(alias, class QID) for every class of the Base KG (events and consequences), the label
     and its case/punctuation variants left out."""
-    from linking.normalize import clean, fold
+    from causalkg.linking.normalize import clean, fold
 
     seen = set()
     out = []
@@ -101,7 +101,7 @@ def _nearest_raw(linker, encoder, phrases: list[str], k: int = 5) -> list[list[_
 
 
 def bench_holdout(base, concepts, encoder) -> dict:
-    from linking.linker import Linker
+    from causalkg.linking.linker import Linker
 
     queries = holdout_queries(base)
     phrases = [q for q, _ in queries]
@@ -109,7 +109,7 @@ def bench_holdout(base, concepts, encoder) -> dict:
     linker = Linker.from_concepts(_labels_only(concepts), _cfg(), encoder=encoder)
     # Aliases that are another concept's label: no linker can get these right from the string.
     label_owner = defaultdict(set)
-    from linking.normalize import clean, fold
+    from causalkg.linking.normalize import clean, fold
 
     for c in concepts:
         label_owner[fold(clean(c["label"] or ""))].add(c["id"])
@@ -123,7 +123,7 @@ def bench_holdout(base, concepts, encoder) -> dict:
     # Baseline 1: nearest neighbour of the raw phrase, no normalisation, no exact match.
     nn_raw = _nearest_raw(linker, encoder, phrases)
     # Baseline 2: exact match of the normalised phrase only.
-    from linking.normalize import normalise
+    from causalkg.linking.normalize import normalise
 
     exact_only = [[_Hit(q, 1.0) for q, _, _ in linker.exact(normalise(p))][:5] for p in phrases]
     th = linker.threshold
@@ -163,8 +163,8 @@ def bench_holdout(base, concepts, encoder) -> dict:
 
 
 def bench_ibm(concepts, encoder) -> None:
-    from linking.linker import Linker
-    from linking.normalize import normalise
+    from causalkg.linking.linker import Linker
+    from causalkg.linking.normalize import normalise
 
     vocab_ids = {c["id"] for c in concepts}
     full = Linker.from_concepts(concepts, _cfg(), encoder=encoder)
@@ -217,8 +217,8 @@ def bench_ibm(concepts, encoder) -> None:
 
 
 def bench_context(base, concepts, encoder) -> None:
-    from linking.linker import Linker, LinkContext
-    from linking.normalize import clean, fold
+    from causalkg.linking.linker import Linker, LinkContext
+    from causalkg.linking.normalize import clean, fold
 
     cause_q, effect_q = [], []
     for line in base:
@@ -251,8 +251,8 @@ def bench_context(base, concepts, encoder) -> None:
 
 
 def bench_throughput(holdout: dict, encoder) -> None:
-    from linking.linker import Linker
-    from linking.normalize import normalise
+    from causalkg.linking.linker import Linker
+    from causalkg.linking.normalize import normalise
 
     concepts = _read(CONCEPTS)
     linker = Linker.from_concepts(concepts, _cfg(), encoder=encoder)
@@ -350,7 +350,7 @@ def _ann_rows(table: ThroughputTable, x: np.ndarray, q: np.ndarray, k: int) -> N
     """Flat (exact, the baseline) against the configured HNSW and IVF settings."""
     import faiss
 
-    from linking.index import build_settings, fill_index, ivf_nlist, make_faiss_index
+    from causalkg.linking.index import build_settings, fill_index, ivf_nlist, make_faiss_index
 
     cfg = _cfg()
     lk = cfg["linking"]
@@ -382,7 +382,7 @@ def _ann_rows(table: ThroughputTable, x: np.ndarray, q: np.ndarray, k: int) -> N
 def main() -> None:
     import torch
 
-    from linking.encoder import Encoder
+    from causalkg.linking.encoder import Encoder
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     # One torch thread: faster on a shared machine; the throughput table also runs with all cores.

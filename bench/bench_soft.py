@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from bench import ThroughputTable, timed
-from evaluation.graphs import Graph, read_fcm_csv
-from evaluation.similarity import get_similarity
-from evaluation.soft import pair_units, score_units
+from causalkg.evaluation.graphs import Graph, read_fcm_csv
+from causalkg.evaluation.similarity import get_similarity
+from causalkg.evaluation.soft import pair_units, score_units
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "soft-measures" / "double-annotated.csv"
 THETAS = (0.2, 0.5, 0.8)

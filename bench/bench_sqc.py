@@ -25,8 +25,8 @@ import tempfile
 from pathlib import Path
 
 from bench import ThroughputTable, timed
-from evaluation.graphs import read_fcm_csv
-from evaluation.sqc import EmbeddingMatcher, Templates, Unit, fact_from_record, score_units
+from causalkg.evaluation.graphs import read_fcm_csv
+from causalkg.evaluation.sqc import EmbeddingMatcher, Templates, Unit, fact_from_record, score_units
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "soft-measures" / "double-annotated.csv"
 LATENCY = 0.2
@@ -123,7 +123,7 @@ def bench_llm_matcher(units: list[Unit]) -> None:
     from causalkg.config import load_config
     from causalkg.llm import ChatClient
     from causalkg.testing.openai_server import OpenAIServer
-    from evaluation.sqc import LLMMatcher
+    from causalkg.evaluation.sqc import LLMMatcher
 
     graded = [u for u in units if u.predicted and u.gold]
     table = ThroughputTable(f"SQC LLM matcher: {len(graded)} units with predicted and gold facts, one grading prompt "

@@ -24,7 +24,7 @@ from causalkg.config import Config, load_config, parse_assignment
 from causalkg.errors import CausalKGError, ConfigError
 from causalkg.progress import progress_enabled
 
-STAGE_CLIS = ("corpus.cli", "linking.cli", "kg.cli", "evaluation.cli")
+STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", "causalkg.evaluation.cli")
 
 Handler = Callable[[argparse.Namespace, Config], "int | None"]
 

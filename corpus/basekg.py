@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from causalkg.contracts import BaseKGConsequence, BaseKGEvent, BaseKGExample, BaseKGLine, Ref
-from corpus import queries as Q
-from corpus.sparql import Engine
-from corpus.wikidata import Terms, WikidataSettings, row_qid, select_batched
+from causalkg.corpus import queries as Q
+from causalkg.corpus.sparql import Engine
+from causalkg.corpus.wikidata import Terms, WikidataSettings, row_qid, select_batched
 
 
 @dataclass(frozen=True, order=True)

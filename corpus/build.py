@@ -35,9 +35,9 @@ from causalkg.jsonl import atomic_write, to_json_line
 from causalkg.manifest import build_manifest, file_sha256, write_manifest
 from causalkg.progress import progress
 from causalkg.retry import RetryPolicy
-from corpus import basekg, queries, wikidata
-from corpus.snapshot import SNAPSHOT_CAUSAL_PROPERTY, SnapshotEngine
-from corpus.sparql import Engine, SPARQLClient
+from causalkg.corpus import basekg, queries, wikidata
+from causalkg.corpus.snapshot import SNAPSHOT_CAUSAL_PROPERTY, SnapshotEngine
+from causalkg.corpus.sparql import Engine, SPARQLClient
 
 log = logging.getLogger(__name__)
 
@@ -338,7 +338,7 @@ def build(
             raise SourceError(f"no concepts file at {concepts}",
                               hint="build the Wikidata part first: causalkg corpus build --only wikidata")
         try:
-            from corpus.wikipedia import build_documents
+            from causalkg.corpus.wikipedia import build_documents
         except ImportError as exc:
             raise CausalKGError(f"the Wikipedia part of the corpus is not available ({exc})",
                                 hint="run causalkg corpus build --only wikidata") from None

@@ -48,7 +48,7 @@ def register(subparsers: Any) -> None:
 
 
 def _build(args: argparse.Namespace, cfg: Config) -> int:
-    from corpus.build import build
+    from causalkg.corpus.build import build
 
     cfg = cfg.with_overrides({
         "wikidata.endpoint": args.endpoint,

@@ -27,8 +27,8 @@ import pyoxigraph as ox
 
 from causalkg.contracts import QID_RE
 from causalkg.errors import SchemaError, SourceError
-from corpus.queries import ENTITY_PREFIX, Query, qid_key
-from corpus.sparql import QueryStats
+from causalkg.corpus.queries import ENTITY_PREFIX, Query, qid_key
+from causalkg.corpus.sparql import QueryStats
 
 WDT = "http://www.wikidata.org/prop/direct/"
 RDFS_LABEL = ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#label")

@@ -48,7 +48,7 @@ from SPARQLWrapper.SPARQLExceptions import (
 from causalkg.cache import DiskCache
 from causalkg.errors import SourceError
 from causalkg.retry import Retry, RetryPolicy, call_with_retries, parse_retry_after
-from corpus.queries import Query
+from causalkg.corpus.queries import Query
 
 log = logging.getLogger(__name__)
 

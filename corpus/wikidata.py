@@ -24,8 +24,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from causalkg.config import Config
 from causalkg.contracts import Concept, EventClass
 from causalkg.errors import ConfigError
-from corpus import queries as Q
-from corpus.sparql import Engine, select_all, term_lang
+from causalkg.corpus import queries as Q
+from causalkg.corpus.sparql import Engine, select_all, term_lang
 
 COUNT_MODES = ("auto", "always", "never")
 

@@ -47,9 +47,9 @@ from causalkg.errors import ConfigError, SchemaError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, format_validation_error, read_jsonl
 from causalkg.manifest import build_manifest, describe_input, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.progress import progress
-from corpus import dump as dumplib
-from corpus.dump import Failure, Page, Unit, UnitResult, normalize_title
-from corpus.wikitext import CONVERTER_VERSION, ConvertOptions, convert_wikitext, infobox_key, infobox_names
+from causalkg.corpus import dump as dumplib
+from causalkg.corpus.dump import Failure, Page, Unit, UnitResult, normalize_title
+from causalkg.corpus.wikitext import CONVERTER_VERSION, ConvertOptions, convert_wikitext, infobox_key, infobox_names
 
 log = logging.getLogger(__name__)
 

@@ -34,8 +34,8 @@ from causalkg.config import Config
 from causalkg.errors import ConfigError
 from causalkg.jsonl import write_json
 from causalkg.manifest import build_manifest, write_manifest
-from evaluation.align import ORDERS, AGraph, _Problem, align_graphs, greedy_map, node_order, preprocess
-from evaluation.graphs import read_graphs
+from causalkg.evaluation.align import ORDERS, AGraph, _Problem, align_graphs, greedy_map, node_order, preprocess
+from causalkg.evaluation.graphs import read_graphs
 
 CATEGORIES = ("none", "hierarchy", "directional", "correlational", "moderation")
 _PRIORITY = {"directional": 0, "correlational": 1, "moderation": 2, "hierarchy": 3}

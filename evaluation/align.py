@@ -59,7 +59,7 @@ from causalkg.errors import ConfigError
 from causalkg.jsonl import write_json, write_jsonl
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
-from evaluation.graphs import Graph, read_graphs
+from causalkg.evaluation.graphs import Graph, read_graphs
 
 TYPES = ("hierarchy", "directional", "correlational", "moderation")
 VIEWS = ("typed", "higher", "agnostic", "higher-agnostic")
@@ -908,7 +908,7 @@ def align(
     node validation: the cosine of aligned node labels, per unit and in tiers.
     """
     from causalkg.config import load_config
-    from evaluation.soft import pair_units
+    from causalkg.evaluation.soft import pair_units
 
     cfg = cfg or load_config(search_cwd=False)
     ev = cfg["eval"]
@@ -930,7 +930,7 @@ def align(
     results: list[UnitAlignment] = []
     validator = None
     if node_encoder:
-        from evaluation.similarity import get_similarity
+        from causalkg.evaluation.similarity import get_similarity
 
         validator = get_similarity(node_encoder, device=ev["soft_device"])
     for uid, g, p in progress(pairs, desc="aligning", unit="unit"):

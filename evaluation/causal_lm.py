@@ -21,7 +21,7 @@ from typing import Sequence
 from causalkg.cache import DiskCache, cached_scores
 from causalkg.errors import ModelError
 from causalkg.progress import progress
-from evaluation.hf_models import PretrainedScorer
+from causalkg.evaluation.hf_models import PretrainedScorer
 
 log = logging.getLogger(__name__)
 

@@ -386,7 +386,7 @@ _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$", re.M)
 
 def _json_object(text: str) -> Any:
     """The first JSON object or array in ``text`` (code fences and prose around it ignored)."""
-    from evaluation.llm_answers import ParseError
+    from causalkg.evaluation.llm_answers import ParseError
 
     body = _FENCE.sub("", text.strip())
     decoder = json.JSONDecoder()
@@ -406,7 +406,7 @@ def _norm_key(key: str) -> str:
 
 def parse_seed(text: str) -> dict[str, str]:
     """``{"supporter": ..., "defeater": ...}`` from the seeding answer (ParseError otherwise)."""
-    from evaluation.llm_answers import ParseError
+    from causalkg.evaluation.llm_answers import ParseError
 
     value = _json_object(text)
     if not isinstance(value, dict):
@@ -428,7 +428,7 @@ VARIANT_KEYS = ("much_stronger", "slightly_stronger", "slightly_weaker", "much_w
 
 def parse_variants(text: str, original: str | None = None) -> dict[str, str]:
     """The four versions of a supporter or defeater, keyed by ``VARIANT_KEYS`` (ParseError otherwise)."""
-    from evaluation.llm_answers import ParseError
+    from causalkg.evaluation.llm_answers import ParseError
 
     value = _json_object(text)
     if not isinstance(value, dict):
@@ -460,7 +460,7 @@ def _label_of(item: Any, labels: str) -> str | None:
 
 
 def _check_permutation(seq: list[str], labels: str) -> list[str]:
-    from evaluation.llm_answers import ParseError
+    from causalkg.evaluation.llm_answers import ParseError
 
     missing = [x for x in labels if x not in seq]
     repeated = sorted({x for x in seq if seq.count(x) > 1})
@@ -480,7 +480,7 @@ def parse_ranking(text: str, labels: str = LETTERS) -> list[str]:
     """The labels in ranked order, from a JSON answer (``{"ranking": ["C", "A", ...]}`` or a bare
     list), or failing that from a line such as ``C > A > ...`` / ``C, A, ...`` or a numbered list
     with one label per line. Every label must occur exactly once (ParseError otherwise)."""
-    from evaluation.llm_answers import ParseError
+    from causalkg.evaluation.llm_answers import ParseError
 
     try:
         value = _json_object(text)
@@ -532,7 +532,7 @@ def presentation_order(pair_id: str, seed: int) -> list[int]:
 
 
 def ranking_prompt(template: string.Template, pair: CausalPair, intermediates: Sequence[str], perm: Sequence[int]) -> str:
-    from evaluation.llm_answers import render
+    from causalkg.evaluation.llm_answers import render
 
     lines = "\n".join(f"{LETTERS[k]}. {_clean(intermediates[i])}" for k, i in enumerate(perm))
     return render(template, cause=pair.cause, effect=pair.effect, statements=lines)
@@ -570,7 +570,7 @@ class PairRun:
 
 def _generate(client: Any, runs: list[PairRun], *, max_attempts: int, temperature: float) -> None:
     """Fill ``run.intermediates`` (seeding supporters/defeaters first where they are missing)."""
-    from evaluation.llm_answers import ask_parsed, load_prompt, render
+    from causalkg.evaluation.llm_answers import ask_parsed, load_prompt, render
 
     seed_t = load_prompt("consistency_seed")
     need_seed = [r for r in runs if r.error is None and r.intermediates is None and (not r.pair.supporter or not r.pair.defeater)]
@@ -614,7 +614,7 @@ def _generate(client: Any, runs: list[PairRun], *, max_attempts: int, temperatur
 
 
 def _rank_llm(client: Any, runs: list[PairRun], *, seed: int, max_attempts: int, temperature: float) -> None:
-    from evaluation.llm_answers import ask_parsed, load_prompt
+    from causalkg.evaluation.llm_answers import ask_parsed, load_prompt
 
     template = load_prompt("consistency_rank")
     todo = [r for r in runs if r.error is None and r.intermediates]
@@ -835,7 +835,7 @@ def consistency(
         _rank_llm(client, runs, seed=seed, max_attempts=max_attempts, temperature=temperature)
         variants, headline = ["llm"], "llm"
     else:
-        from evaluation.causal_lm import CausalLMScorer
+        from causalkg.evaluation.causal_lm import CausalLMScorer
 
         scorer = CausalLMScorer(spec.arg, device=ev["consistency_device"], batch_size=ev["consistency_batch_size"],
                                 cache=DiskCache(cfg.path("paths.cache") / "eval-models.sqlite"))

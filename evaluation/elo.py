@@ -33,7 +33,7 @@ from causalkg.config import Config
 from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import ReadStats, read_jsonl, write_json, write_jsonl
 from causalkg.manifest import build_manifest, write_manifest
-from evaluation.graphs import Graph, read_graphs
+from causalkg.evaluation.graphs import Graph, read_graphs
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,8 @@ from causalkg.errors import ConfigError, ModelError
 from causalkg.llm import ChatClient, ChatRequest
 from causalkg.progress import progress
 from causalkg.registry import Registry, parse_spec
-from evaluation.hf_models import model_id
-from linking.encoder import resolve_device
+from causalkg.evaluation.hf_models import model_id
+from causalkg.linking.encoder import resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -270,8 +270,8 @@ class TransformersJudge(Judge):
 
 
 JUDGES = Registry("judge", {
-    "openai": "evaluation.judges:OpenAIJudge",
-    "transformers": "evaluation.judges:TransformersJudge",
+    "openai": "causalkg.evaluation.judges:OpenAIJudge",
+    "transformers": "causalkg.evaluation.judges:TransformersJudge",
 })
 
 

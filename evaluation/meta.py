@@ -28,10 +28,10 @@ from causalkg.errors import ConfigError
 from causalkg.jsonl import write_json, write_jsonl
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
-from evaluation.elo import elo_ratings, read_judgements, read_ratings
-from evaluation.graphs import Graph, read_graphs
-from evaluation.similarity import Similarity, canonical_name, get_similarity, reference_name
-from evaluation.soft import MODES, pair_sims, reference_unit, score_unit
+from causalkg.evaluation.elo import elo_ratings, read_judgements, read_ratings
+from causalkg.evaluation.graphs import Graph, read_graphs
+from causalkg.evaluation.similarity import Similarity, canonical_name, get_similarity, reference_name
+from causalkg.evaluation.soft import MODES, pair_sims, reference_unit, score_unit
 
 ORIENTATIONS = ("winner-gold", "winner-pred")
 

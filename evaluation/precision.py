@@ -42,8 +42,8 @@ from causalkg.errors import ConfigError
 from causalkg.jsonl import atomic_write, write_jsonl
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.tables import render_table
-from evaluation.judges import Judge, JudgeQuery, create_judge
-from evaluation.kgread import CLASS, FLAT, KGReadStats, iter_kg_pairs
+from causalkg.evaluation.judges import Judge, JudgeQuery, create_judge
+from causalkg.evaluation.kgread import CLASS, FLAT, KGReadStats, iter_kg_pairs
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +248,7 @@ class PrecisionReport:
             return None
         if "figures" in self.consistency:
             try:
-                from evaluation.consistency import format_judge_consistency
+                from causalkg.evaluation.consistency import format_judge_consistency
 
                 return format_judge_consistency(dict(self.consistency))
             except Exception:  # noqa: BLE001 - fall back to the plain figures below
@@ -275,7 +275,7 @@ def judge_consistency(judge_spec: str, cfg: Config) -> Mapping[str, Any] | None:
     ``eval_precision`` is shown the same way. Any failure to read them only hides them.
     """
     try:
-        module = importlib.import_module("evaluation.consistency")
+        module = importlib.import_module("causalkg.evaluation.consistency")
         load = getattr(module, "load_judge_consistency", None)
         return load(cfg, judge_spec) if load is not None else None
     except Exception as exc:  # noqa: BLE001 - a missing measure must never stop precision
@@ -460,7 +460,7 @@ def write_precision_outputs(report: PrecisionReport, root: Path, *, cfg: Config 
         write_jsonl(p, ({"schema_version": "1", **j} for j in res.judgements))
         written[f"judgements:{os.path.basename(res.kg)}"] = str(p)
     if plot and any(r["judged"] for r in report.rows):
-        from evaluation.plots import plot_precision
+        from causalkg.evaluation.plots import plot_precision
 
         plot_precision(report.rows, root / "precision.png")
         written["plot"] = str(root / "precision.png")

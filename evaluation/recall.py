@@ -31,7 +31,7 @@ from causalkg.errors import ConfigError
 from causalkg.jsonl import ReadStats, atomic_write, write_jsonl
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.tables import render_table
-from evaluation.kgread import (
+from causalkg.evaluation.kgread import (
     CLASS, FLAT, INSTANCE, NESTED, KGReadStats, pairs_of_nested, iter_kg_pairs, iter_kg_records, read_document_concepts,
 )
 
@@ -421,7 +421,7 @@ def write_recall_outputs(report: RecallReport, out: Path, *, cfg: Config | None 
     write_jsonl(out / f"{prefix}_pairs.jsonl", (p for r in report.results for p in r.pairs))
     written["pairs"] = str(out / f"{prefix}_pairs.jsonl")
     if plot:
-        from evaluation.plots import plot_recall_by_class
+        from causalkg.evaluation.plots import plot_recall_by_class
 
         png = out / f"{prefix}_by_class.png"
         plot_recall_by_class(report.results, png)

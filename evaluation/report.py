@@ -25,8 +25,8 @@ from causalkg.errors import CausalKGError
 from causalkg.jsonl import atomic_write
 from causalkg.manifest import build_manifest, now_iso, write_manifest
 from causalkg.tables import render_table
-from evaluation.precision import NO_JUDGE_HINT, eval_precision, judge_consistency
-from evaluation.recall import eval_recall
+from causalkg.evaluation.precision import NO_JUDGE_HINT, eval_precision, judge_consistency
+from causalkg.evaluation.recall import eval_recall
 
 log = logging.getLogger(__name__)
 

@@ -40,17 +40,17 @@ from causalkg.registry import Registry, Spec, parse_spec
 SIMILARITIES = Registry(
     "similarity measure",
     {
-        "exact": "evaluation.similarity:ExactSimilarity",
-        "verbatim": "evaluation.similarity:VerbatimSimilarity",
-        "bleu": "evaluation.similarity:BleuSimilarity",
-        "ref-bleu": "evaluation.similarity:ReferenceBleuSimilarity",
-        "rouge1": "evaluation.similarity:Rouge1Similarity",
-        "rouge": "evaluation.similarity:Rouge1Similarity",
-        "meteor": "evaluation.similarity:MeteorSimilarity",
-        "ref-meteor": "evaluation.similarity:ReferenceMeteorSimilarity",
-        "embedding": "evaluation.similarity:EmbeddingSimilarity",
-        "cosine": "evaluation.similarity:EmbeddingSimilarity",
-        "bleurt": "evaluation.similarity:BleurtSimilarity",
+        "exact": "causalkg.evaluation.similarity:ExactSimilarity",
+        "verbatim": "causalkg.evaluation.similarity:VerbatimSimilarity",
+        "bleu": "causalkg.evaluation.similarity:BleuSimilarity",
+        "ref-bleu": "causalkg.evaluation.similarity:ReferenceBleuSimilarity",
+        "rouge1": "causalkg.evaluation.similarity:Rouge1Similarity",
+        "rouge": "causalkg.evaluation.similarity:Rouge1Similarity",
+        "meteor": "causalkg.evaluation.similarity:MeteorSimilarity",
+        "ref-meteor": "causalkg.evaluation.similarity:ReferenceMeteorSimilarity",
+        "embedding": "causalkg.evaluation.similarity:EmbeddingSimilarity",
+        "cosine": "causalkg.evaluation.similarity:EmbeddingSimilarity",
+        "bleurt": "causalkg.evaluation.similarity:BleurtSimilarity",
     },
 )
 
@@ -206,7 +206,7 @@ class MeteorSimilarity(Similarity):
         super().__init__(arg, **kw)
         from nltk.translate.meteor_score import meteor_score
 
-        from evaluation.wordnet import load_wordnet
+        from causalkg.evaluation.wordnet import load_wordnet
 
         self._meteor = meteor_score
         self._wordnet = load_wordnet(wordnet_dir or None)
@@ -241,7 +241,7 @@ class EmbeddingSimilarity(Similarity):
 
     def __init__(self, arg: str = "", *, device: str = "auto", batch_size: int = 256, **kw: Any):
         super().__init__(arg or "all-MiniLM-L6-v2", **kw)
-        from linking.encoder import Encoder
+        from causalkg.linking.encoder import Encoder
 
         self.encoder = Encoder(self.arg, device=device, batch_size=batch_size)
         self._vectors: dict[str, np.ndarray] = {}

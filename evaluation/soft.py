@@ -42,8 +42,8 @@ from causalkg.errors import ConfigError
 from causalkg.jsonl import ReadStats, write_json, write_jsonl
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
-from evaluation.graphs import Edge, Graph, read_graphs
-from evaluation.similarity import Similarity, canonical_name, get_similarity, reference_name
+from causalkg.evaluation.graphs import Edge, Graph, read_graphs
+from causalkg.evaluation.similarity import Similarity, canonical_name, get_similarity, reference_name
 
 log = logging.getLogger(__name__)
 

@@ -298,7 +298,7 @@ class EmbeddingMatcher:
     """Cosine similarity of sentence embeddings, a maximum one-to-one assignment, a threshold."""
 
     def __init__(self, encoder: str = "all-MiniLM-L6-v2", *, threshold: float = 0.8, device: str = "auto"):
-        from linking.encoder import Encoder
+        from causalkg.linking.encoder import Encoder
 
         if not 0.0 <= threshold <= 1.0:
             raise ConfigError(f"sqc_embedding_threshold must be in [0, 1], got {threshold}")
@@ -368,7 +368,7 @@ class EmbeddingMatcher:
 
 
 def _match_line_parser(n_pred: int, n_gold: int):
-    from evaluation.llm_answers import ParseError
+    from causalkg.evaluation.llm_answers import ParseError
 
     line_re = re.compile(r"^\(\s*P(\d+)\s*,\s*G(\d+)\s*\)\s*(?:[:\-–—]\s*)?(.*)$")
 
@@ -413,7 +413,7 @@ class LLMMatcher:
         self.max_attempts = max_attempts
 
     def match_units(self, units: Sequence[Unit]) -> list[UnitMatches]:
-        from evaluation.llm_answers import ask_parsed, load_prompt, render
+        from causalkg.evaluation.llm_answers import ask_parsed, load_prompt, render
 
         template = load_prompt("sqc_match")
         out = [UnitMatches() for _ in units]
@@ -445,7 +445,7 @@ class LLMMatcher:
 
 class NLIComplementer:
     def __init__(self, name_or_path: str, *, device: str = "auto", batch_size: int = 16, cache: DiskCache | None = None):
-        from evaluation.nli import NLIScorer
+        from causalkg.evaluation.nli import NLIScorer
 
         self.spec = f"nli:{name_or_path}"
         self.scorer = NLIScorer(name_or_path, device=device, batch_size=batch_size, cache=cache)
@@ -457,7 +457,7 @@ class NLIComplementer:
 def parse_probability(text: str) -> float:
     """A single probability in [0, 1] from an answer such as ``0.85``, ``Probability: 0.85`` or
     ``{"entailment": 0.85}`` (ParseError otherwise)."""
-    from evaluation.llm_answers import ParseError
+    from causalkg.evaluation.llm_answers import ParseError
 
     s = text.strip().strip("`").strip()
     m = re.fullmatch(r'(?is)\{\s*"?[a-z_ ]+"?\s*:\s*([0-9.]+)\s*\}|(?:probability|score|answer|entailment)?\s*[:=]?\s*([0-9]*\.?[0-9]+)\.?', s)
@@ -476,7 +476,7 @@ class LLMComplementer:
         self.max_attempts = max_attempts
 
     def scores(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[tuple[float | None, str | None]]:
-        from evaluation.llm_answers import ask_parsed, load_prompt, render
+        from causalkg.evaluation.llm_answers import ask_parsed, load_prompt, render
 
         template = load_prompt("sqc_entail")
         prompts = [render(template, text=p, fact=h) for p, h in zip(premises, hypotheses)]

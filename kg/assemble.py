@@ -50,7 +50,7 @@ from causalkg.errors import ConfigError, SchemaError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, iter_json_lines, read_jsonl, to_json_line, write_json
 from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.progress import progress
-from kg import rdf
+from causalkg.kg import rdf
 
 log = logging.getLogger(__name__)
 
@@ -234,7 +234,7 @@ def link_shard(
     phrases = [x.cause.text for x in extractions] + [x.effect.text for x in extractions]
     contexts = None
     if use_context:
-        from linking.linker import LinkContext
+        from causalkg.linking.linker import LinkContext
 
         ctx = [LinkContext(sentence=x.sentence.text, document_concept=_doc_concept(x, docs.get(x.doc_id)))
                for x in extractions]
@@ -776,7 +776,7 @@ def _link_all(
                     bar.update(1)
                     continue
             if linker is None:
-                from linking.linker import Linker
+                from causalkg.linking.linker import Linker
 
                 linker = Linker.load(cfg)
             if docs is None:

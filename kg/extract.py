@@ -34,9 +34,9 @@ from causalkg.errors import ConfigError, SchemaError
 from causalkg.jsonl import ReadStats, atomic_write, format_validation_error, iter_json_lines, open_text
 from causalkg.manifest import build_manifest, describe_input, file_sha256, fingerprint
 from causalkg.progress import progress
-from kg.cues import BASE_CUES, CNC_CUES, CueMatcher, load_lexicon
-from kg.extractors import Document, Extractor, create_extractor, sort_records
-from kg.sentences import Segmenter, concept_labels
+from causalkg.kg.cues import BASE_CUES, CNC_CUES, CueMatcher, load_lexicon
+from causalkg.kg.extractors import Document, Extractor, create_extractor, sort_records
+from causalkg.kg.sentences import Segmenter, concept_labels
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +130,8 @@ def _settings(cfg: Config, extractor_spec: str) -> dict[str, Any]:
     """Everything the output depends on, known without loading a model: the [extract] keys
     that matter, the lexicon files, and the model's identity (a QA folder's checksum)."""
     from causalkg.registry import parse_spec
-    from kg.extractors.patterns import PATTERNS
-    from kg.qa_decode import resolve_model_path
+    from causalkg.kg.extractors.patterns import PATTERNS
+    from causalkg.kg.qa_decode import resolve_model_path
 
     ex = {k: v for k, v in cfg["extract"].items() if k not in _IO_KEYS and not k.startswith("train_")}
     out: dict[str, Any] = {"extract": ex, "extractor": extractor_spec,

@@ -279,7 +279,7 @@ def upload_graph(client: GraphStoreClient, graph: str, files: Sequence[Path], ex
 
     if chunk_triples < 1:
         raise ConfigError(f"kg.upload_chunk_triples must be at least 1, got {chunk_triples}")
-    from kg.store import staging_iri
+    from causalkg.kg.store import staging_iri
 
     staged = client.sparql_endpoint is not None
     dest = staging_iri(graph) if staged else graph

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from causalkg.errors import ConfigError, ModelError
-from linking.encoder import resolve_device  # noqa: F401 - also used by kg.train_qa
+from causalkg.linking.encoder import resolve_device  # noqa: F401 - also used by kg.train_qa
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from kg.cues import CueMatch, CueMatcher
+from causalkg.kg.cues import CueMatch, CueMatcher
 
 _NEWLINES = re.compile(r"\n+")
 

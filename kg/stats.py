@@ -22,7 +22,7 @@ from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import read_jsonl
 from causalkg.manifest import read_manifest
 from causalkg.tables import render_table
-from kg.assemble import PAIRS_FILE, default_paths, edge_rank, kg_dir, read_edges
+from causalkg.kg.assemble import PAIRS_FILE, default_paths, edge_rank, kg_dir, read_edges
 
 LEVELS = ("all", "class", "instance", "mixed")
 
@@ -274,7 +274,7 @@ def summary(cfg: Config, *, kg: str | Path | None = None, top: int | None = None
     """Counts from the assembly manifest, the store's triple counts (when exported), and the
     ``top`` best-supported edges with labels and one evidence sentence each. Raises
     SourceError when the KG was not assembled."""
-    from kg.store import store_counts
+    from causalkg.kg.store import store_counts
 
     folder = Path(kg) if kg is not None else kg_dir(cfg)
     manifest = read_manifest(folder)

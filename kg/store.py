@@ -28,8 +28,8 @@ from causalkg.errors import ConfigError, SourceError, StoreError
 from causalkg.jsonl import read_jsonl
 from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.tables import render_table
-from kg import rdf
-from kg.assemble import default_paths, kg_dir
+from causalkg.kg import rdf
+from causalkg.kg.assemble import default_paths, kg_dir
 
 log = logging.getLogger(__name__)
 
@@ -209,13 +209,13 @@ def export(
     try:
         if dry_run:
             if endpoint:
-                from kg.graphstore import client_from_config
+                from causalkg.kg.graphstore import client_from_config
 
                 client_from_config(cfg, endpoint, sparql_endpoint=sparql_endpoint)  # validates URLs and auth
             target = endpoint or str((Path(store) if store is not None else store_dir(cfg)) / "oxigraph")
             return ExportResult(target, {g.graph: g.triples for g in plan.graphs}, True, plan.notes, 0.0)
         if endpoint:
-            from kg.graphstore import export_remote
+            from causalkg.kg.graphstore import export_remote
 
             counts = export_remote(cfg, plan.graphs, endpoint=endpoint, sparql_endpoint=sparql_endpoint,
                                    chunk_triples=chunk_triples, sleep=sleep)

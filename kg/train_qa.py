@@ -32,8 +32,8 @@ from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
 from causalkg.progress import progress
-from kg import qa_data
-from kg.span_metrics import best_null_threshold, squad2_scores
+from causalkg.kg import qa_data
+from causalkg.kg.span_metrics import best_null_threshold, squad2_scores
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class TrainResult:
 
 
 def _base_model_path(name: str) -> str:
-    from linking.encoder import resolve_model_path
+    from causalkg.linking.encoder import resolve_model_path
 
     return resolve_model_path(name)
 
@@ -124,7 +124,7 @@ def _features(tokenizer: Any, examples: Sequence[qa_data.QAExample], max_len: in
               max_question_tokens: int = 64) -> list[dict[str, Any]]:
     """Tokenised training features with start/end token positions (0, 0 for no-answer or an
     answer cut off by truncation). Questions are cut as the extractor cuts them."""
-    from kg.qa_decode import trim_questions
+    from causalkg.kg.qa_decode import trim_questions
 
     room = max_len - 3 - 16  # leave at least 16 tokens of context
     questions = trim_questions(tokenizer, [e.question for e in examples], min(max_question_tokens, room))
@@ -174,7 +174,7 @@ def _validate(model: Any, tokenizer: Any, examples: Sequence[qa_data.QAExample],
               max_answer_tokens: int, thresholds: Sequence[float] = ()) -> dict[str, Any]:
     """SQuAD 2.0 scores of ``examples``: at the tuned no-answer threshold (``best_*``) and at
     each of ``thresholds`` (``at_<t>``)."""
-    from kg.qa_decode import QAModel
+    from causalkg.kg.qa_decode import QAModel
 
     qa = QAModel("validation", model=model, tokenizer=tokenizer, batch_size=batch_size,
                  max_answer_tokens=max_answer_tokens)
@@ -242,7 +242,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
     finally:
         hf_logging.set_verbosity(verbosity)
     dev = device or cfg["extract"]["device"]
-    from kg.qa_decode import resolve_device
+    from causalkg.kg.qa_decode import resolve_device
 
     dev = resolve_device(dev)
     model.to(dev)

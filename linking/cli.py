@@ -53,7 +53,7 @@ def register(subparsers: Any) -> None:
 
 
 def _build(args: argparse.Namespace, cfg: Config) -> int:
-    from linking.index import build_index
+    from causalkg.linking.index import build_index
 
     result = build_index(cfg, concepts_path=args.concepts, refresh=args.refresh, model=args.model,
                          index=args.index, lenient=args.lenient)
@@ -73,7 +73,7 @@ def _build(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _query(args: argparse.Namespace, cfg: Config) -> int:
-    from linking.linker import query
+    from causalkg.linking.linker import query
 
     rows = query(cfg, args.phrases, top_k=args.top_k, threshold=args.threshold, kind=args.kind,
                  under=args.under, document_concept=args.document_concept,

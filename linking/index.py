@@ -40,7 +40,7 @@ from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, read_jsonl, write_jsonl
 from causalkg.manifest import MANIFEST_NAME, build_manifest, file_sha256, read_manifest, write_manifest
 from causalkg.progress import progress
-from linking.normalize import clean, fold
+from causalkg.linking.normalize import clean, fold
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +221,7 @@ def concepts_changed(manifest: dict, path: Path) -> bool:
 def staleness(cfg: Config, manifest: dict | None, folder: Path) -> list[str]:
     """Why the index in ``folder`` does not fit ``cfg`` (empty when it does), leaving the
     concepts file aside (see ``concepts_changed``). Loads no model."""
-    from linking.encoder import model_fingerprint
+    from causalkg.linking.encoder import model_fingerprint
 
     if manifest is None:
         return [f"no concept index in {folder}"]
@@ -293,7 +293,7 @@ def build_index(
 
 
 def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[str], *, lenient: bool) -> dict[str, Any]:
-    from linking.encoder import Encoder
+    from causalkg.linking.encoder import Encoder
 
     lk = cfg["linking"]
     t0 = time.perf_counter()

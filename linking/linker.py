@@ -41,7 +41,7 @@ from causalkg.config import Config
 from causalkg.contracts import Candidate, Concept, is_qid
 from causalkg.errors import ConfigError, SourceError
 from causalkg.manifest import read_manifest
-from linking.index import (
+from causalkg.linking.index import (
     BUILD_HINT,
     build_settings,
     collect_vocabulary,
@@ -53,7 +53,7 @@ from linking.index import (
     recorded_concepts_path,
     staleness,
 )
-from linking.normalize import Normalised, normalise, surface_keys
+from causalkg.linking.normalize import Normalised, normalise, surface_keys
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +167,7 @@ class Linker:
     def from_concepts(cls, concepts: Iterable[Concept | dict], cfg: Config, *, encoder: Any = None) -> "Linker":
         """An in-memory linker over ``concepts`` (Concept models or dicts), built with the
         configured model and index settings; nothing is written. For tests and benchmarks."""
-        from linking.encoder import Encoder
+        from causalkg.linking.encoder import Encoder
 
         records = [c if isinstance(c, Concept) else Concept.model_validate(c) for c in concepts]
         vocab = collect_vocabulary(records)
@@ -190,7 +190,7 @@ class Linker:
     def encoder(self):
         """The sentence encoder, loaded on first use (an all-exact batch with k=1 needs none)."""
         if self._encoder is None:
-            from linking.encoder import Encoder
+            from causalkg.linking.encoder import Encoder
 
             self._encoder = Encoder(self.model_id, device=self.device, batch_size=self.batch_size)
         return self._encoder

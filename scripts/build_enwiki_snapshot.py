@@ -42,7 +42,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from corpus.dump import iter_index, write_multistream  # noqa: E402
+from causalkg.corpus.dump import iter_index, write_multistream  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "snapshots" / "enwiki"

@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from causalkg.jsonl import write_json, write_jsonl  # noqa: E402
 from causalkg.manifest import file_sha256  # noqa: E402
-from kg import cues, qa_data  # noqa: E402
+from causalkg.kg import cues, qa_data  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

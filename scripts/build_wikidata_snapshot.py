@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from causalkg.jsonl import atomic_write, read_jsonl, write_json  # noqa: E402
-from corpus.snapshot import serialize_ntriples, snapshot_triples  # noqa: E402
+from causalkg.corpus.snapshot import serialize_ntriples, snapshot_triples  # noqa: E402
 
 
 def eventkg_labels(folder: Path) -> dict[str, set[str]]:

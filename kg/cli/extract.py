@@ -55,7 +55,7 @@ def register(group: Any) -> None:
 
 
 def _extract(args: argparse.Namespace, cfg: Config) -> int:
-    from kg.extract import describe_outputs, extract
+    from causalkg.kg.extract import describe_outputs, extract
 
     result = extract(cfg, extractor=args.extractor, input=args.input, output=args.output,
                      shard_size=args.shard_size, lenient=args.lenient, force=args.force,
@@ -65,7 +65,7 @@ def _extract(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _train_qa(args: argparse.Namespace, cfg: Config) -> int:
-    from kg.train_qa import train_qa
+    from causalkg.kg.train_qa import train_qa
 
     result = train_qa(cfg, output=args.output, data=args.data, steps=args.steps, batch_size=args.batch_size,
                       learning_rate=args.learning_rate, seed=args.seed, base_model=args.base_model,

@@ -97,7 +97,7 @@ def register(group: Any) -> None:
 
 
 def _assemble(args: argparse.Namespace, cfg: Config) -> int:
-    from kg.assemble import assemble
+    from causalkg.kg.assemble import assemble
 
     if args.extractions and args.linked:
         raise ConfigError("give --extractions or --linked, not both")
@@ -133,7 +133,7 @@ def _assemble(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _export(args: argparse.Namespace, cfg: Config) -> int:
-    from kg.store import export
+    from causalkg.kg.store import export
 
     r = export(cfg, endpoint=args.endpoint, sparql_endpoint=args.sparql_endpoint, graph=args.graph, store=args.store,
                kg=args.kg, base_kg=args.base_kg, with_base_kg=not args.no_base_kg, chunk_triples=args.chunk_triples,
@@ -155,7 +155,7 @@ def _export(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _query(args: argparse.Namespace, cfg: Config) -> int:
-    from kg.store import format_result, query
+    from causalkg.kg.store import format_result, query
 
     if args.file and args.sparql:
         raise ConfigError("give the query as an argument or with --file, not both")
@@ -178,14 +178,14 @@ def _read(path: str) -> str:
 
 
 def _stats(args: argparse.Namespace, cfg: Config) -> int:
-    from kg.stats import render_stats, stats
+    from causalkg.kg.stats import render_stats, stats
 
     print(render_stats(stats(cfg, kg=args.kg, base_kg=args.base_kg, level=args.level, top=args.top), args.format))
     return 0
 
 
 def _summary(args: argparse.Namespace, cfg: Config) -> int:
-    from kg.stats import render_summary, summary
+    from causalkg.kg.stats import render_summary, summary
 
     print(render_summary(summary(cfg, kg=args.kg, top=args.top), args.format))
     return 0

@@ -20,15 +20,15 @@ from typing import Any, Mapping, Protocol, Sequence
 from causalkg.config import Config
 from causalkg.contracts import SCHEMA_VERSION
 from causalkg.registry import Registry, Spec, parse_spec
-from kg.sentences import Mention, Sentence
+from causalkg.kg.sentences import Mention, Sentence
 
 
 def registry() -> Registry:
     """The extractor registry: names to lazily imported factories ``factory(arg, cfg=..., **kw)``."""
     return Registry("extractor", {
-        "qa": "kg.extractors.qa:create",
-        "patterns": "kg.extractors.patterns:create",
-        "llm": "kg.extractors.llm:create",
+        "qa": "causalkg.kg.extractors.qa:create",
+        "patterns": "causalkg.kg.extractors.patterns:create",
+        "llm": "causalkg.kg.extractors.llm:create",
     })
 
 

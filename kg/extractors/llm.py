@@ -29,8 +29,8 @@ from typing import Any, Sequence
 from causalkg.config import Config
 from causalkg.errors import ConfigError
 from causalkg.manifest import file_sha256
-from kg.extractors import Document, make_record, span_of, spans_overlap
-from kg.sentences import Sentence
+from causalkg.kg.extractors import Document, make_record, span_of, spans_overlap
+from causalkg.kg.sentences import Sentence
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 USER_MARK = "=== user ==="

@@ -19,9 +19,9 @@ from typing import Any, Sequence
 from causalkg.config import Config
 from causalkg.errors import ConfigError
 from causalkg.manifest import file_sha256
-from kg.cues import LEXICON_DIR, parse_cue
-from kg.extractors import Document, make_record, span_of
-from kg.sentences import make_nlp
+from causalkg.kg.cues import LEXICON_DIR, parse_cue
+from causalkg.kg.extractors import Document, make_record, span_of
+from causalkg.kg.sentences import make_nlp
 
 PATTERNS = LEXICON_DIR / "patterns.tsv"
 MAX_SIDE_TOKENS = 20

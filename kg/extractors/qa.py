@@ -38,10 +38,10 @@ from typing import Any, Sequence
 
 from causalkg.config import Config
 from causalkg.manifest import describe_input
-from kg.extractors import Document, make_record, mention_span, span_of, spans_overlap
-from kg.qa_data import QuestionTemplates
-from kg.qa_decode import QAAnswer, QAModel, resolve_model_path
-from kg.sentences import Mention, Sentence
+from causalkg.kg.extractors import Document, make_record, mention_span, span_of, spans_overlap
+from causalkg.kg.qa_data import QuestionTemplates
+from causalkg.kg.qa_decode import QAAnswer, QAModel, resolve_model_path
+from causalkg.kg.sentences import Mention, Sentence
 
 # Causes quoted inside the effect question are cut to this many characters (at a space).
 MAX_CAUSE_IN_QUESTION = 200
@@ -76,7 +76,7 @@ class QAExtractor:
         self.null_threshold = float(ex["null_threshold"])
         self.threshold_source = "config"
         if local and ex["null_threshold_from_model"]:
-            from kg.train_qa import recommended_null_threshold
+            from causalkg.kg.train_qa import recommended_null_threshold
 
             tuned = recommended_null_threshold(path)
             if tuned is not None:

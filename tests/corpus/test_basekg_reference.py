@@ -14,8 +14,8 @@ import pytest
 from causalkg.config import load_config
 from causalkg.contracts import BaseKGLine
 from causalkg.jsonl import read_jsonl
-from corpus import basekg, wikidata
-from corpus.snapshot import SnapshotEngine, serialize_ntriples, snapshot_triples
+from causalkg.corpus import basekg, wikidata
+from causalkg.corpus.snapshot import SnapshotEngine, serialize_ntriples, snapshot_triples
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = REPO / "snapshots" / "wikidata" / "wikidata-snapshot.nt.gz"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus import dump as d
+from causalkg.corpus import dump as d
 
 REPO = Path(__file__).resolve().parents[2]
 SNAP = REPO / "snapshots" / "enwiki"

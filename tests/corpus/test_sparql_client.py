@@ -13,9 +13,9 @@ from causalkg.cache import DiskCache
 from causalkg.errors import ConfigError, SourceError
 from causalkg.retry import RetryPolicy
 from causalkg.testing.sparql_server import Fault, SPARQLServer
-from corpus import queries as Q
-from corpus.snapshot import SnapshotEngine
-from corpus.sparql import SPARQLClient, check_results, select_all
+from causalkg.corpus import queries as Q
+from causalkg.corpus.snapshot import SnapshotEngine
+from causalkg.corpus.sparql import SPARQLClient, check_results, select_all
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = REPO / "snapshots" / "wikidata" / "wikidata-snapshot.nt.gz"

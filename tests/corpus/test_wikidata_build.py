@@ -16,7 +16,7 @@ from causalkg.contracts import BaseKGLine, Concept, EventClass
 from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import read_jsonl
 from causalkg.testing.sparql_server import Fault, SPARQLServer
-from corpus.build import build_wikidata
+from causalkg.corpus.build import build_wikidata
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = REPO / "snapshots" / "wikidata" / "wikidata-snapshot.nt.gz"

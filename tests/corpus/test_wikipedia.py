@@ -15,8 +15,8 @@ from causalkg.config import load_config
 from causalkg.contracts import CorpusDocument
 from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import read_jsonl
-from corpus import dump as d
-from corpus.wikipedia import EventInfoboxes, build_documents
+from causalkg.corpus import dump as d
+from causalkg.corpus.wikipedia import EventInfoboxes, build_documents
 
 REPO = Path(__file__).resolve().parents[2]
 SNAP = REPO / "snapshots" / "enwiki"
@@ -177,7 +177,7 @@ KILL_SCRIPT = """
 import json, os, signal, sys
 from pathlib import Path
 from causalkg.config import load_config
-import corpus.wikipedia as w
+import causalkg.corpus.wikipedia as w
 original = w._Parts.write
 written = []
 def write(self, result):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus import dump as d
-from corpus.wikitext import (
+from causalkg.corpus import dump as d
+from causalkg.corpus.wikitext import (
     ConvertOptions, convert_wikitext, infobox_key, infobox_names, read_date, strip_code_text,
 )
 

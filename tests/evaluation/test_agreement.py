@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from evaluation.agreement import cohen_kappa, fleiss_kappa, node_map, pair_label, pair_labels
-from evaluation.align import AGraph
+from causalkg.evaluation.agreement import cohen_kappa, fleiss_kappa, node_map, pair_label, pair_labels
+from causalkg.evaluation.align import AGraph
 
 
 def ag(*edges: tuple) -> AGraph:

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from causalkg.errors import ConfigError
-from evaluation.align import (
+from causalkg.evaluation.align import (
     AGraph,
     _Problem,
     align_graphs,
@@ -31,7 +31,7 @@ from evaluation.align import (
     validated_only,
     view,
 )
-from evaluation.graphs import Edge, Graph
+from causalkg.evaluation.graphs import Edge, Graph
 
 
 def ag(nodes: dict[str, str] | list[str], *edges: tuple) -> AGraph:

@@ -13,13 +13,13 @@ from scipy.stats import kendalltau
 from sklearn.metrics import silhouette_score
 
 from causalkg.errors import SchemaError
-from evaluation.consistency import (
+from causalkg.evaluation.consistency import (
     INTENDED_LABELS, check_ranks, confusion_matrix, igc_density, igc_silhouette, kendall_tau, order_from_ranks,
     pair_metrics, parse_ranking, parse_seed, parse_variants, polarity_change_distance, polarity_sequence,
     ranks_from_order, ranks_from_scores, read_pairs, sample_pairs, silhouette, split_template, summarize,
     tokenprob_inputs,
 )
-from evaluation.llm_answers import ParseError
+from causalkg.evaluation.llm_answers import ParseError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "consistency" / "delta-causal-test-sample.csv"
 REFERENCE_RANKS = [0, 1, 3, 4, 2, 5, 6, 8, 7, 9]

@@ -14,7 +14,7 @@ import pytest
 from causalkg.config import load_config
 from causalkg.errors import ConfigError
 from causalkg.testing.openai_server import Fault
-from evaluation.consistency import (
+from causalkg.evaluation.consistency import (
     INTENDED_LABELS, consistency, load_judge_consistency, order_from_ranks, pair_metrics, read_pairs,
 )
 
@@ -158,7 +158,7 @@ def test_load_judge_consistency_finds_the_latest_run(openai_server, tmp_path):
     assert latest["figures"]["tau_all"]["mean"] == -1.0 and latest["scored"] == 3
     assert latest["path"] != first["path"]
     assert load_judge_consistency(cfg, "openai:another-model") is None
-    from evaluation.consistency import format_judge_consistency
+    from causalkg.evaluation.consistency import format_judge_consistency
 
     line = format_judge_consistency(latest)
     assert line.startswith("judge consistency (openai:test-model, 3 pairs,") and "CGP 0.000 ± 0.000" in line
@@ -200,7 +200,7 @@ def test_batched_log_probabilities_equal_one_at_a_time(tmp_path):
     import torch
 
     from causalkg.testing.tiny_models import tiny_causal_lm
-    from evaluation.causal_lm import CausalLMScorer
+    from causalkg.evaluation.causal_lm import CausalLMScorer
 
     lm = tiny_causal_lm(tmp_path / "lm", seed=1)
     scorer = CausalLMScorer(str(lm), device="cpu", batch_size=3)

@@ -14,7 +14,7 @@ from causalkg.errors import SchemaError
 from causalkg.llm import ChatClient
 from causalkg.retry import RetryPolicy
 from causalkg.testing.openai_server import Fault, last_user_message
-from evaluation.elo import (
+from causalkg.evaluation.elo import (
     Judgement,
     elo_ratings,
     expected_score,
@@ -23,7 +23,7 @@ from evaluation.elo import (
     run_tournament,
     tournament_schedule,
 )
-from evaluation.graphs import Edge, Graph, read_fcm_csv
+from causalkg.evaluation.graphs import Edge, Graph, read_fcm_csv
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "soft-measures"
 

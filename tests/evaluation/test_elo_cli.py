@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from causalkg.testing.openai_server import last_user_message
-from evaluation.graphs import Edge, Graph, write_graphs
+from causalkg.evaluation.graphs import Edge, Graph, write_graphs
 
 
 def test_elo_from_judgements(cli, in_tmp):

@@ -9,7 +9,7 @@ import pytest
 
 from causalkg.errors import ConfigError, SchemaError
 from causalkg.jsonl import ReadStats
-from evaluation.graphs import (
+from causalkg.evaluation.graphs import (
     Edge,
     Graph,
     parse_named_paths,
@@ -159,7 +159,7 @@ def test_named_paths():
 
 def test_capitalised_study_directions_are_read(tmp_path):
     """The soft-measures study writes Positive/Negative; they read as increase/decrease."""
-    from evaluation.graphs import read_graphs
+    from causalkg.evaluation.graphs import read_graphs
 
     p = tmp_path / "g.jsonl"
     p.write_text('{"id": "u", "nodes": [{"id": "a", "label": "a"}, {"id": "b", "label": "b"}], '

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from causalkg.errors import ConfigError
-from evaluation.graphs import Edge, Graph
-from evaluation.meta import bootstrap_intervals, correlate_measure, spearman
-from evaluation.similarity import get_similarity
+from causalkg.evaluation.graphs import Edge, Graph
+from causalkg.evaluation.meta import bootstrap_intervals, correlate_measure, spearman
+from causalkg.evaluation.similarity import get_similarity
 
 TUPLES = [("stress", "burnout"), ("workload", "stress"), ("support", "burnout"), ("sleep", "mood")]
 

@@ -11,8 +11,8 @@ import pytest
 from causalkg.config import load_config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.testing.openai_server import Fault, last_user_message
-from evaluation.judges import JudgeQuery, create_judge
-from evaluation.precision import (
+from causalkg.evaluation.judges import JudgeQuery, create_judge
+from causalkg.evaluation.precision import (
     collect_label_pairs, eval_precision, is_yes, load_template, majority, wilson_interval,
 )
 

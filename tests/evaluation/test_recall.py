@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from causalkg.errors import SchemaError
-from evaluation.kgread import KGReadStats, iter_kg_pairs, read_document_concepts
-from evaluation.recall import any_id_measures, eval_recall, read_base_kg, read_kg_pairs, recall_measures, score_kg
+from causalkg.evaluation.kgread import KGReadStats, iter_kg_pairs, read_document_concepts
+from causalkg.evaluation.recall import any_id_measures, eval_recall, read_base_kg, read_kg_pairs, recall_measures, score_kg
 
 REPO = Path(__file__).resolve().parents[2]
 WIKICAUSAL = REPO / "snapshots" / "wikicausal"

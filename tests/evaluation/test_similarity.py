@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from causalkg.errors import ConfigError, ModelError
-from evaluation.similarity import SIMILARITIES, canonical_name, get_similarity, reference_name
+from causalkg.evaluation.similarity import SIMILARITIES, canonical_name, get_similarity, reference_name
 
 
 def test_exact_and_verbatim():

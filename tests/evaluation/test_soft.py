@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from causalkg.errors import ConfigError
-from evaluation.graphs import Edge, Graph, read_fcm_csv
-from evaluation.similarity import get_similarity
-from evaluation.soft import pair_sims, pair_units, reference_unit, score_unit, score_units
+from causalkg.evaluation.graphs import Edge, Graph, read_fcm_csv
+from causalkg.evaluation.similarity import get_similarity
+from causalkg.evaluation.soft import pair_sims, pair_units, reference_unit, score_unit, score_units
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "soft-measures"
 

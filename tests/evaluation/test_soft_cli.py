@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.graphs import read_fcm_csv, write_graphs
+from causalkg.evaluation.graphs import read_fcm_csv, write_graphs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "soft-measures"
 

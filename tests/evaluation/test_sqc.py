@@ -12,8 +12,8 @@ import pytest
 
 from causalkg.config import load_config
 from causalkg.errors import ConfigError, SchemaError
-from evaluation.llm_answers import ParseError
-from evaluation.sqc import (
+from causalkg.evaluation.llm_answers import ParseError
+from causalkg.evaluation.sqc import (
     Templates, Unit, _match_line_parser, build_complementer, build_matcher, fact_from_record, parse_probability,
     read_units, score_units, sqc, sqc_figures,
 )

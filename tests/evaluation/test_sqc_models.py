@@ -10,8 +10,8 @@ import pytest
 
 from causalkg.cache import DiskCache
 from causalkg.errors import ModelError
-from evaluation.nli import NLIScorer, entailment_index
-from evaluation.sqc import EmbeddingMatcher, NLIComplementer, Templates, Unit, fact_from_record, read_units, score_units
+from causalkg.evaluation.nli import NLIScorer, entailment_index
+from causalkg.evaluation.sqc import EmbeddingMatcher, NLIComplementer, Templates, Unit, fact_from_record, read_units, score_units
 
 CNC = Path(__file__).resolve().parents[1] / "fixtures" / "sqc" / "cnc-train-sample.jsonl"
 T = Templates()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from causalkg.errors import ConfigError, ModelError
-from evaluation.wordnet import LEXNAMES, find_wordnet, lexnames_text, load_wordnet, setup_wordnet
+from causalkg.evaluation.wordnet import LEXNAMES, find_wordnet, lexnames_text, load_wordnet, setup_wordnet
 
 SOURCE = Path("/usr/share/wordnet")  # Debian's wordnet-base (scripts/install_system_deps.sh)
 
@@ -23,7 +23,7 @@ def wordnet_dir(tmp_path_factory):
     done = setup_wordnet(SOURCE, target)
     yield done.corpus_dir
     nltk.data.path[:] = saved  # load_wordnet authorises the folder it opens; undo that
-    from evaluation import wordnet
+    from causalkg.evaluation import wordnet
 
     wordnet._open_reader.cache_clear()
 
@@ -53,7 +53,7 @@ def test_setup_installs_a_readable_wordnet(wordnet_dir):
 
 
 def test_meteor_offline_ours_and_the_studys(wordnet_dir):
-    from evaluation.similarity import get_similarity
+    from causalkg.evaluation.similarity import get_similarity
 
     ours = get_similarity("meteor", wordnet_dir=wordnet_dir)
     # "turbines" stems to "turbin" = "turbine": 1 match, P = 1, R = 1/2,

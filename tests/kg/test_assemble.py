@@ -14,7 +14,7 @@ import pytest
 from causalkg.config import load_config
 from causalkg.contracts import BaseKGLine, Candidate, Extraction, KGEdge, KGMention
 from causalkg.jsonl import read_jsonl
-from kg import assemble as A
+from causalkg.kg import assemble as A
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = REPO / "tests" / "fixtures" / "kg"
@@ -37,7 +37,7 @@ def gold():
 @pytest.fixture(scope="module")
 def linker(tmp_path_factory):
     """A real linker (MiniLM + FAISS) over the fixture concepts, in memory."""
-    from linking.linker import Linker
+    from causalkg.linking.linker import Linker
 
     cfg = _cfg(tmp_path_factory.mktemp("lk"))
     return Linker.from_concepts(A.load_concepts(FIX / "concepts.jsonl").values(), cfg)
@@ -208,7 +208,7 @@ def test_assemble_cli_from_linked_mentions(cli, in_tmp):
 
 
 def test_outputs_read_by_the_evaluation_reader(cli, in_tmp):
-    from evaluation.kgread import iter_kg_pairs
+    from causalkg.evaluation.kgread import iter_kg_pairs
 
     r = cli("kg", "assemble", "--linked", FIX / "linked.jsonl", "--concepts", FIX / "concepts.jsonl")
     assert r.code == 0, r.err
@@ -287,7 +287,7 @@ def test_missing_linker_index_says_how_to_build_it(cli, in_tmp):
 KILLER = r"""
 import os, signal, sys
 from causalkg.config import load_config
-from kg.assemble import assemble
+from causalkg.kg.assemble import assemble
 data, fix, when = sys.argv[1], sys.argv[2], sys.argv[3]
 cfg = load_config(search_cwd=False, overrides={"paths.data": data, "kg.shard_size": 3})
 def hook(event, info):
@@ -306,8 +306,8 @@ class Crash(Exception):
 
 @pytest.mark.slow
 def test_kill_during_assembly_then_rerun_gives_the_same_outputs(linker, tmp_path):
-    from linking.index import build_index
-    from linking.linker import Linker
+    from causalkg.linking.index import build_index
+    from causalkg.linking.linker import Linker
 
     data = tmp_path / "data"
     cfg = _cfg(tmp_path, **{"kg.shard_size": 3})

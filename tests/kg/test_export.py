@@ -18,9 +18,9 @@ from causalkg.errors import SourceError, StoreError
 from causalkg.jsonl import read_jsonl
 from causalkg.retry import RetryPolicy
 from causalkg.testing.virtuoso import FaultProxy, ProxyFault, VirtuosoServer
-from kg import assemble as A
-from kg import store as K
-from kg.graphstore import GraphStoreClient
+from causalkg.kg import assemble as A
+from causalkg.kg import store as K
+from causalkg.kg.graphstore import GraphStoreClient
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = REPO / "tests" / "fixtures" / "kg"
@@ -136,7 +136,7 @@ def test_staged_export_with_sparql_endpoint_replaces_the_graph(virtuoso, project
 
 
 def test_upload_reports_each_chunk_for_the_progress_bar(virtuoso, project):
-    from kg.graphstore import upload_graph
+    from causalkg.kg.graphstore import upload_graph
 
     root, _ = project
     files = sorted((root / "data" / "kg" / "nt").glob("*.nt"))

@@ -12,9 +12,9 @@ from causalkg.config import load_config
 from causalkg.contracts import Extraction
 from causalkg.errors import ConfigError, SchemaError
 from causalkg.testing.tiny_models import tiny_qa_model
-from kg.extract import extract, side_paths
-from kg.extractors import create_extractor
-from kg.train_qa import train_qa
+from causalkg.kg.extract import extract, side_paths
+from causalkg.kg.extractors import create_extractor
+from causalkg.kg.train_qa import train_qa
 
 from tests.conftest import FIXTURES
 
@@ -198,7 +198,7 @@ def test_anchored_answers_need_a_causal_sentence_and_no_reverse(trained_tiny, sm
 
 
 def test_the_model_manifest_threshold_is_used_unless_turned_off(trained_tiny):
-    from kg.train_qa import recommended_null_threshold
+    from causalkg.kg.train_qa import recommended_null_threshold
 
     on = create_extractor("qa", qa_cfg(trained_tiny, **{"extract.null_threshold_from_model": True}))
     assert on.null_threshold == recommended_null_threshold(trained_tiny)

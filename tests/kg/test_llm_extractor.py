@@ -12,10 +12,10 @@ from causalkg.errors import ConfigError, SourceError
 from causalkg.llm import ChatClient
 from causalkg.retry import RetryPolicy
 from causalkg.testing.openai_server import Fault, OpenAIServer, last_user_message
-from kg.extract import extract
-from kg.extractors import Document
-from kg.extractors.llm import LLMExtractor, load_prompt, locate, parse_answer, prompt_path
-from kg.sentences import Segmenter
+from causalkg.kg.extract import extract
+from causalkg.kg.extractors import Document
+from causalkg.kg.extractors.llm import LLMExtractor, load_prompt, locate, parse_answer, prompt_path
+from causalkg.kg.sentences import Segmenter
 
 from tests.conftest import FIXTURES
 
@@ -47,7 +47,7 @@ def make_client(server, tmp_path, **kw):
 
 
 def storm_doc():
-    from kg.extract import make_segmenter
+    from causalkg.kg.extract import make_segmenter
 
     text = "The storm caused floods."
     return Document("d", text, make_segmenter(cfg()).split(text))
@@ -144,7 +144,7 @@ def test_passages_group_consecutive_candidates_within_the_size_limit(tmp_path):
     ext.passage_chars = 40
     assert [len(run) for run in ext.passages(doc)] == [2, 1, 1]
     ext.candidates_only = True  # "Nothing here." is no candidate: runs break around it
-    from kg.cues import CueMatcher, load_lexicon
+    from causalkg.kg.cues import CueMatcher, load_lexicon
 
     seg.cue_matcher = CueMatcher(seg.nlp, load_lexicon())
     doc = Document("d", text, seg.split(text))

@@ -10,7 +10,7 @@ import pytest
 from nbclient import NotebookClient
 
 from causalkg.config import load_config
-from kg import assemble as A
+from causalkg.kg import assemble as A
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = REPO / "tests" / "fixtures" / "kg"

@@ -8,9 +8,9 @@ import pytest
 
 from causalkg.config import load_config
 from causalkg.errors import ConfigError
-from kg.extract import make_segmenter
-from kg.extractors import Document, create_extractor
-from kg.extractors.patterns import load_patterns
+from causalkg.kg.extract import make_segmenter
+from causalkg.kg.extractors import Document, create_extractor
+from causalkg.kg.extractors.patterns import load_patterns
 
 from tests.conftest import FIXTURES
 

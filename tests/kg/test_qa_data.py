@@ -8,7 +8,7 @@ import pytest
 
 from causalkg.config import load_config
 from causalkg.errors import ConfigError, SchemaError
-from kg import qa_data
+from causalkg.kg import qa_data
 
 from tests.conftest import FIXTURES, REPO
 

@@ -15,9 +15,9 @@ from causalkg.config import load_config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import read_manifest
 from causalkg.testing.tiny_models import tiny_qa_model
-from kg import qa_data
-from kg.qa_decode import QAModel, clean_span, trim_questions
-from kg.train_qa import model_is_current, recommended_null_threshold, train_qa
+from causalkg.kg import qa_data
+from causalkg.kg.qa_decode import QAModel, clean_span, trim_questions
+from causalkg.kg.train_qa import model_is_current, recommended_null_threshold, train_qa
 
 from tests.conftest import FIXTURES
 

@@ -15,8 +15,8 @@ from rdflib.namespace import RDF, RDFS
 from causalkg.contracts import BaseKGLine, FlatPair, KGMention
 from causalkg.errors import SchemaError
 from causalkg.jsonl import read_jsonl
-from kg import rdf
-from kg.assemble import aggregate, load_concepts
+from causalkg.kg import rdf
+from causalkg.kg.assemble import aggregate, load_concepts
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = REPO / "tests" / "fixtures" / "kg"

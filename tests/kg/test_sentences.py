@@ -7,8 +7,8 @@ import json
 import pytest
 
 from causalkg.errors import ConfigError
-from kg import cues
-from kg.sentences import MentionFinder, SectionIndex, Segmenter, concept_labels
+from causalkg.kg import cues
+from causalkg.kg.sentences import MentionFinder, SectionIndex, Segmenter, concept_labels
 
 from tests.conftest import FIXTURES
 

@@ -13,9 +13,9 @@ from causalkg.config import load_config
 from causalkg.contracts import KGEdge
 from causalkg.errors import ConfigError
 from causalkg.jsonl import write_jsonl
-from kg import assemble as A
-from kg import stats as S
-from kg import store as K
+from causalkg.kg import assemble as A
+from causalkg.kg import stats as S
+from causalkg.kg import store as K
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = REPO / "tests" / "fixtures" / "kg"

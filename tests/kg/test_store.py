@@ -17,9 +17,9 @@ from causalkg.config import load_config
 from causalkg.contracts import KGMention
 from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import read_jsonl
-from kg import assemble as A
-from kg import stats as S
-from kg import store as K
+from causalkg.kg import assemble as A
+from causalkg.kg import stats as S
+from causalkg.kg import store as K
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = REPO / "tests" / "fixtures" / "kg"

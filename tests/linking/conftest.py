@@ -89,7 +89,7 @@ def small_vocab() -> list[dict]:
 def built(tmp_path_factory, small_vocab):
     """A project folder with the small vocabulary at data/wikidata/concepts.jsonl and a built
     flat index (built once per session; copy it with ``project`` before changing anything)."""
-    from linking.index import build_index
+    from causalkg.linking.index import build_index
 
     root = tmp_path_factory.mktemp("linking-built")
     _write_concepts(root / "data" / "wikidata" / "concepts.jsonl", small_vocab)
@@ -109,7 +109,7 @@ def project(built, tmp_path):
 @pytest.fixture(scope="session")
 def linker(built):
     """The persisted small index, loaded (shared: do not change it)."""
-    from linking.linker import Linker
+    from causalkg.linking.linker import Linker
 
     return Linker.load(_make_cfg(built))
 

@@ -9,8 +9,8 @@ import pytest
 
 from causalkg.errors import SchemaError, SourceError
 from causalkg.manifest import file_sha256, read_manifest
-from linking.index import build_index, index_dir
-from linking.linker import Linker
+from causalkg.linking.index import build_index, index_dir
+from causalkg.linking.linker import Linker
 
 
 def test_build_writes_index_metadata_and_manifest(built, small_vocab):

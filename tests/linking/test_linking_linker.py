@@ -6,7 +6,7 @@ import pytest
 
 from causalkg.contracts import Candidate
 from causalkg.errors import ConfigError
-from linking.linker import Linker, LinkContext
+from causalkg.linking.linker import Linker, LinkContext
 
 
 def qids(cands):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from linking.normalize import clean, fold, normalise, singular_forms, surface_keys
+from causalkg.linking.normalize import clean, fold, normalise, singular_forms, surface_keys
 
 
 @pytest.mark.parametrize("phrase, text, key", [
