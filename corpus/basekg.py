@@ -74,9 +74,10 @@ def fetch_causal_facts(engine: Engine, causes: Iterable[str], s: WikidataSetting
     """Causal facts whose cause is in ``causes``, sorted; item-valued effects only."""
     rows = select_batched(
         engine, causes, s.values_batch, s.page_size,
-        lambda c, limit, offset, lb: Q.causal_facts(
+        lambda c, limit, offset, lb, key: Q.causal_facts(
             c, limit, offset, subject_properties=s.subject_properties, object_properties=s.object_properties,
-            batch=lb),
+            batch=lb, key=key),
+        var="cause", paging=s.paging,
     )
     facts = set()
     for row in rows:

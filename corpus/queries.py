@@ -11,8 +11,13 @@ written into a query; IRIs and string literals (site IRIs, language tags) are wr
 pyoxigraph's term serialisation. Labels and other free text never enter query text.
 
 Queries that can return many rows take ``limit`` and ``offset`` and have a total ORDER BY over
-their projected variables, so ``corpus.sparql.select_all`` can page through them without losing
-or repeating rows. Queries over many items take a batch of QIDs for a VALUES block.
+their projected variables whose first variable is an IRI (the *key*: ?item, ?class, ?cause).
+They also take ``key``, a ``Key`` condition on that variable (``FILTER(STR(?item) > "...")``),
+so ``corpus.paging.select_keyset`` pages by key instead of by OFFSET: every page is "the next
+LIMIT rows after the last key seen", whose cost does not grow with the page number (the public
+query service answers deep OFFSETs slowly or not at all). ``corpus.sparql.select_all`` still
+pages by OFFSET (``wikidata.paging = "offset"``). Queries over many items take a batch of QIDs
+for a VALUES block.
 
 Flow: ``corpus.wikidata`` and ``corpus.basekg`` call these builders; ``corpus.build`` runs them.
 """
@@ -126,9 +131,42 @@ def _lang_filter(var: str, languages: Sequence[str]) -> str:
     return f"FILTER(LANG(?{var}) IN ({langs}))"
 
 
-def _name(what: str, limit: int, offset: int, batch: str = "") -> str:
+@dataclass(frozen=True)
+class Key:
+    """A condition on a query's key variable, for paging by key: ``op`` is ``>`` (the page
+    after ``value``), ``>=`` (from ``value`` on) or ``=`` (only ``value``'s rows, paged by
+    OFFSET when one key has more rows than a page). ``value`` is the key's IRI; it is compared
+    as a string, which is how ORDER BY orders IRIs, so key order and page order agree."""
+
+    var: str
+    op: str
+    value: str
+
+    def __post_init__(self) -> None:
+        if self.op not in (">", ">=", "="):
+            raise ValueError(f"Key.op must be >, >= or =, got {self.op!r}")
+        if not re.match(r"^[a-z]+$", self.var):
+            raise ValueError(f"Key.var must be a plain variable name, got {self.var!r}")
+        ox.NamedNode(self.value)  # raises ValueError on anything that is not an IRI
+
+    def filter(self) -> str:
+        return f"  FILTER(STR(?{self.var}) {self.op} {_string(self.value)})\n"
+
+    def describe(self) -> str:
+        tail = qid_of(self.value) or self.value
+        return {">": "after ", ">=": "from ", "=": "only "}[self.op] + tail
+
+
+def _key_filter(key: "Key | None") -> str:
+    return key.filter() if key is not None else ""
+
+
+def _name(what: str, limit: int, offset: int, batch: str = "", key: "Key | None" = None) -> str:
     """``what (batch 2/9, page 3)``: short enough for a log line, precise enough to find."""
-    where = ", ".join(x for x in (batch, f"page {offset // max(1, int(limit)) + 1}") if x)
+    page = f"page {offset // max(1, int(limit)) + 1}"
+    if key is not None:
+        page = f"{key.describe()}" + (f", {page}" if offset else "")
+    where = ", ".join(x for x in (batch, page) if x)
     return f"{what} ({where})"
 
 
@@ -146,7 +184,7 @@ def probe() -> Query:
     return Query("probe", PREFIXES + "SELECT ?ok WHERE { BIND(true AS ?ok) }\n")
 
 
-def discover_event_classes(root: str, site: str, limit: int, offset: int) -> Query:
+def discover_event_classes(root: str, site: str, limit: int, offset: int, *, key: Key | None = None) -> Query:
     """Classes (direct P31) of items that have an article on ``site`` (English Wikinews),
     kept when the class is a subclass (P279*) of ``root`` (occurrence), with how many such
     items each has. The WikiCausal corpus discovered its event classes this way."""
@@ -156,24 +194,26 @@ def discover_event_classes(root: str, site: str, limit: int, offset: int) -> Que
         + f"  ?article schema:about ?item ;\n           schema:isPartOf {_iri(check_site(site))} .\n"
         + "  ?item wdt:P31 ?class .\n"
         + f"  ?class wdt:P279* {_wd(root)} .\n"
+        + _key_filter(key)
         + "}\nGROUP BY ?class\nORDER BY ?class\n"
         + _page(limit, offset)
         + "\n"
     )
-    return Query(_name("discover event classes", limit, offset), text)
+    return Query(_name("discover event classes", limit, offset, key=key), text)
 
 
-def instances_of(cls: str, limit: int, offset: int) -> Query:
+def instances_of(cls: str, limit: int, offset: int, *, key: Key | None = None) -> Query:
     """Items that are instances (P31/P279*) of class ``cls``."""
     text = (
         PREFIXES
         + "SELECT DISTINCT ?item WHERE {\n"
         + f"  ?item wdt:P31/wdt:P279* {_wd(cls)} .\n"
+        + _key_filter(key)
         + "}\nORDER BY ?item\n"
         + _page(limit, offset)
         + "\n"
     )
-    return Query(_name(f"instances of {cls}", limit, offset), text)
+    return Query(_name(f"instances of {cls}", limit, offset, key=key), text)
 
 
 def causal_facts(
@@ -184,6 +224,7 @@ def causal_facts(
     subject_properties: Sequence[str] = CAUSE_IS_SUBJECT,
     object_properties: Sequence[str] = CAUSE_IS_OBJECT,
     batch: str = "",
+    key: Key | None = None,
 ) -> Query:
     """Causal statements whose cause is one of ``causes``, normalised to (?cause ?property
     ?effect): for ``subject_properties`` the subject is the cause, for ``object_properties``
@@ -200,15 +241,17 @@ def causal_facts(
         + "  "
         + "\n  UNION ".join(branches)
         + "\n  FILTER(isIRI(?effect))\n"
+        + _key_filter(key)
         + "}\nORDER BY ?cause ?property ?effect\n"
         + _page(limit, offset)
         + "\n"
     )
-    return Query(_name("causal facts", limit, offset, batch), text)
+    return Query(_name("causal facts", limit, offset, batch, key), text)
 
 
 def entity_terms(
-    items: Sequence[str], languages: Sequence[str], wikipedia_site: str, limit: int, offset: int, *, batch: str = ""
+    items: Sequence[str], languages: Sequence[str], wikipedia_site: str, limit: int, offset: int, *, batch: str = "",
+    key: Key | None = None,
 ) -> Query:
     """Everything the concepts file needs about ``items``, one (item, field, value) row each:
     labels, aliases and descriptions in ``languages``, direct P31 and P279 classes, and the
@@ -226,14 +269,16 @@ def entity_terms(
         + "  UNION { ?article schema:about ?item ;\n"
         + f"                    schema:isPartOf {_iri(check_site(wikipedia_site))} ;\n"
         + '                    schema:name ?value . BIND("sitelink" AS ?field) }\n'
+        + _key_filter(key)
         + "}\nORDER BY ?item ?field ?value LANG(?value)\n"
         + _page(limit, offset)
         + "\n"
     )
-    return Query(_name("terms", limit, offset, batch), text)
+    return Query(_name("terms", limit, offset, batch, key), text)
 
 
-def seed_superclasses(classes: Sequence[str], seeds: Sequence[str], limit: int, offset: int, *, batch: str = "") -> Query:
+def seed_superclasses(classes: Sequence[str], seeds: Sequence[str], limit: int, offset: int, *, batch: str = "",
+                      key: Key | None = None) -> Query:
     """Pairs (class, seed) where ``class`` is a proper subclass (P279+) of the seed class."""
     text = (
         PREFIXES
@@ -241,14 +286,16 @@ def seed_superclasses(classes: Sequence[str], seeds: Sequence[str], limit: int, 
         + f"  {_values('class', classes)}\n"
         + f"  {_values('seed', seeds)}\n"
         + "  ?class wdt:P279+ ?seed .\n"
+        + _key_filter(key)
         + "}\nORDER BY ?class ?seed\n"
         + _page(limit, offset)
         + "\n"
     )
-    return Query(_name("seed superclasses", limit, offset, batch), text)
+    return Query(_name("seed superclasses", limit, offset, batch, key), text)
 
 
-def sitelinked_instance_counts(classes: Sequence[str], site: str, limit: int, offset: int, *, batch: str = "") -> Query:
+def sitelinked_instance_counts(classes: Sequence[str], site: str, limit: int, offset: int, *, batch: str = "",
+                               key: Key | None = None) -> Query:
     """For each class, how many of its direct instances (P31) have an article on ``site``."""
     text = (
         PREFIXES
@@ -256,11 +303,12 @@ def sitelinked_instance_counts(classes: Sequence[str], site: str, limit: int, of
         + f"  {_values('class', classes)}\n"
         + "  ?item wdt:P31 ?class .\n"
         + f"  ?article schema:about ?item ;\n           schema:isPartOf {_iri(check_site(site))} .\n"
+        + _key_filter(key)
         + "}\nGROUP BY ?class\nORDER BY ?class\n"
         + _page(limit, offset)
         + "\n"
     )
-    return Query(_name(f"counts of {site} instances", limit, offset, batch), text)
+    return Query(_name(f"counts of {site} instances", limit, offset, batch, key), text)
 
 
 def batches(items: Iterable[str], size: int) -> list[list[str]]:

@@ -4,7 +4,8 @@
   languages, site IRIs, sizes) before any query is built.
 - ``discover_event_classes``: classes of items with an English Wikinews article that are
   subclasses of occurrence (how the WikiCausal corpus found its event classes), with counts.
-- ``instances_of_seeds``: every instance (P31/P279*) of each seed class, paged.
+- ``instances_of_seeds``: every instance (P31/P279*) of each seed class, paged by key
+  (``corpus.paging``; ``wikidata.paging = "offset"`` for LIMIT/OFFSET).
 - ``fetch_terms``: labels, aliases, descriptions, P31/P279 classes and enwiki titles, in VALUES
   batches.
 - ``seed_superclasses`` and ``sitelinked_counts``: which seed classes a class falls under, and
@@ -25,9 +26,11 @@ from causalkg.config import Config
 from causalkg.contracts import Concept, EventClass
 from causalkg.errors import ConfigError
 from causalkg.corpus import queries as Q
+from causalkg.corpus.paging import select_keyset
 from causalkg.corpus.sparql import Engine, select_all, term_lang
 
 COUNT_MODES = ("auto", "always", "never")
+PAGING_MODES = ("keyset", "offset")
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class WikidataSettings:
     object_properties: tuple[str, ...]
     max_examples: int
     counts: str
+    paging: str = "keyset"
 
     @classmethod
     def from_config(cls, cfg: Config) -> "WikidataSettings":
@@ -73,6 +77,9 @@ class WikidataSettings:
         counts = str(w.get("counts", "auto"))
         if counts not in COUNT_MODES:
             raise ConfigError(f"wikidata.counts must be one of {', '.join(COUNT_MODES)}, got {counts!r}")
+        paging = str(w.get("paging", "keyset"))
+        if paging not in PAGING_MODES:
+            raise ConfigError(f"wikidata.paging must be one of {', '.join(PAGING_MODES)}, got {paging!r}")
         max_examples = int(w.get("max_examples", 0))
         if max_examples < 0:
             raise ConfigError(f"wikidata.max_examples must be 0 (all) or more, got {max_examples}")
@@ -88,6 +95,7 @@ class WikidataSettings:
             object_properties=obj,
             max_examples=max_examples,
             counts=counts,
+            paging=paging,
         )
 
 
@@ -111,13 +119,25 @@ class Terms:
         return out
 
 
-def select_batched(engine: Engine, qids: Iterable[str], size: int, page_size: int, build) -> list[dict[str, Any]]:
-    """Run ``build(batch, limit, offset, label)`` over VALUES batches of ``qids``, each paged."""
+def select_paged(engine: Engine, build, page_size: int, *, var: str, unique: bool = False,
+                 paging: str = "keyset") -> list[dict[str, Any]]:
+    """All rows of ``build(limit, offset, key)``: paged by key on ``var`` (``corpus.paging``) or,
+    with ``paging="offset"``, by LIMIT/OFFSET. Both give the same rows in the same order."""
+    if paging == "offset":
+        return select_all(engine, lambda limit, offset: build(limit, offset, None), page_size)
+    return select_keyset(engine, build, var, page_size, unique=unique)
+
+
+def select_batched(engine: Engine, qids: Iterable[str], size: int, page_size: int, build, *,
+                   var: str = "item", unique: bool = False, paging: str = "keyset") -> list[dict[str, Any]]:
+    """Run ``build(batch, limit, offset, label, key)`` over VALUES batches of ``qids``, each paged
+    (by key on ``var`` unless ``paging="offset"``)."""
     rows: list[dict[str, Any]] = []
     chunks = Q.batches(qids, size)
     for i, chunk in enumerate(chunks, 1):
         label = f"batch {i}/{len(chunks)}" if len(chunks) > 1 else ""
-        rows.extend(select_all(engine, lambda limit, offset, c=chunk, lb=label: build(c, limit, offset, lb), page_size))
+        rows.extend(select_paged(engine, lambda limit, offset, key, c=chunk, lb=label: build(c, limit, offset, lb, key),
+                                 page_size, var=var, unique=unique, paging=paging))
     return rows
 
 
@@ -131,8 +151,8 @@ def row_qid(row: Mapping[str, Any], var: str) -> str | None:
 def discover_event_classes(engine: Engine, s: WikidataSettings) -> dict[str, int]:
     """Event classes found through English Wikinews: class QID -> number of its direct
     instances that have a Wikinews article. Empty when the source has no Wikinews sitelinks."""
-    rows = select_all(engine, lambda limit, offset: Q.discover_event_classes(s.root_class, s.wikinews_site, limit, offset),
-                      s.page_size)
+    rows = select_paged(engine, lambda limit, offset, key: Q.discover_event_classes(
+        s.root_class, s.wikinews_site, limit, offset, key=key), s.page_size, var="class", unique=True, paging=s.paging)
     found: dict[str, int] = {}
     for row in rows:
         qid = row_qid(row, "class")
@@ -145,7 +165,8 @@ def instances_of_seeds(engine: Engine, s: WikidataSettings) -> dict[str, list[st
     """Seed class -> its instances (P31/P279*), sorted by QID number."""
     out: dict[str, list[str]] = {}
     for seed in s.seeds:
-        rows = select_all(engine, lambda limit, offset, c=seed: Q.instances_of(c, limit, offset), s.page_size)
+        rows = select_paged(engine, lambda limit, offset, key, c=seed: Q.instances_of(c, limit, offset, key=key),
+                            s.page_size, var="item", unique=True, paging=s.paging)
         out[seed] = sorted({q for q in (row_qid(r, "item") for r in rows) if q}, key=Q.qid_key)
     return out
 
@@ -162,7 +183,9 @@ def fetch_terms(engine: Engine, qids: Iterable[str], s: WikidataSettings) -> dic
     best_desc: dict[str, int] = {}
     aliases: dict[str, list[tuple[int, str]]] = {}
     rows = select_batched(engine, wanted, s.values_batch, s.page_size,
-                    lambda c, limit, offset, lb: Q.entity_terms(c, s.languages, s.wikipedia_site, limit, offset, batch=lb))
+                          lambda c, limit, offset, lb, key: Q.entity_terms(c, s.languages, s.wikipedia_site, limit, offset,
+                                                                           batch=lb, key=key),
+                          var="item", paging=s.paging)
     for row in rows:
         item = row_qid(row, "item")
         if item is None or item not in terms:
@@ -204,7 +227,9 @@ def seed_superclasses(engine: Engine, classes: Iterable[str], s: WikidataSetting
     """Class -> the seed classes it is a proper subclass (P279+) of."""
     out: dict[str, set[str]] = {}
     rows = select_batched(engine, classes, s.values_batch, s.page_size,
-                    lambda c, limit, offset, lb: Q.seed_superclasses(c, list(s.seeds), limit, offset, batch=lb))
+                          lambda c, limit, offset, lb, key: Q.seed_superclasses(c, list(s.seeds), limit, offset,
+                                                                                batch=lb, key=key),
+                          var="class", paging=s.paging)
     for row in rows:
         cls, seed = row_qid(row, "class"), row_qid(row, "seed")
         if cls and seed:
@@ -218,7 +243,9 @@ def sitelinked_counts(engine: Engine, classes: Iterable[str], site: str, s: Wiki
     wanted = sorted(set(classes), key=Q.qid_key)
     out = {c: 0 for c in wanted}
     rows = select_batched(engine, wanted, s.values_batch, s.page_size,
-                    lambda c, limit, offset, lb: Q.sitelinked_instance_counts(c, site, limit, offset, batch=lb))
+                          lambda c, limit, offset, lb, key: Q.sitelinked_instance_counts(c, site, limit, offset,
+                                                                                        batch=lb, key=key),
+                          var="class", unique=True, paging=s.paging)
     for row in rows:
         cls = row_qid(row, "class")
         if cls in out:
