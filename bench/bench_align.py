@@ -4,7 +4,7 @@ The baseline is the search the EmpiriGraph-Psy evaluator describes, written plai
 warm start, then depth-first search over the gold nodes trying every free predicted node and
 "unmapped", with dictionaries for the map, a list copy per branch, and the bound "current +
 gold edges not yet resolved"; five node orders, each with the same time limit, best kept.
-Ours (``evaluation.align.align_graphs``): incremental gain vectors, pruning of dominated
+Ours (``evaluation.graph.align.align_graphs``): incremental gain vectors, pruning of dominated
 candidates, the type-wise and assignment bounds, the incumbent carried across orders, and a stop
 once an order proves the optimum.
 
@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 from bench import ThroughputTable, timed
-from causalkg.evaluation.align import AGraph, align_graphs, node_order, preprocess, view
-from causalkg.evaluation.graphs import Edge, Graph
+from causalkg.evaluation.graph.align import AGraph, align_graphs, node_order, preprocess, view
+from causalkg.evaluation.graph.graphs import Edge, Graph
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAP = ROOT / "snapshots" / "wikicausal"
@@ -216,7 +216,7 @@ def main() -> None:
                   exact=sum(e for _, e in plain), matched=sum(m for m, _ in plain))
         with timed() as t_ours:
             ours = [align_graphs(g, p, timeout=timeout) for _, g, p in pairs]
-        table.add("evaluation.align (branch and bound)", len(pairs), t_ours.seconds,
+        table.add("evaluation.graph.align (branch and bound)", len(pairs), t_ours.seconds,
                   exact=sum(a.exact for a in ours), matched=sum(a.matched for a in ours))
         table.print()
         worse = [uid for (uid, _, _), a, (m, _) in zip(pairs, ours, plain) if a.matched < m]

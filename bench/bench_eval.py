@@ -1,4 +1,4 @@
-"""Benchmark: recall and LLM-judged precision (evaluation/recall.py, evaluation/precision.py).
+"""Benchmark: recall and LLM-judged precision (evaluation/wikicausal/recall.py, evaluation/wikicausal/precision.py).
 
 Precision: pairs judged per second against a local OpenAI-compatible server
 (``causalkg.testing.openai_server``) that answers every request after a fixed latency (200 ms,
@@ -44,7 +44,7 @@ def reference_loop(pairs: list[tuple[str, str]], base_url: str, tries: int = TRI
     """What the reference does: for each pair, ``tries`` greedy calls in a row, majority vote."""
     import openai
 
-    from causalkg.evaluation.precision import load_template
+    from causalkg.evaluation.wikicausal.precision import load_template
 
     client = openai.OpenAI(base_url=base_url, api_key="EMPTY", max_retries=0)
     template = load_template("instruction")
@@ -62,7 +62,7 @@ def reference_loop(pairs: list[tuple[str, str]], base_url: str, tries: int = TRI
 
 
 def bench_precision() -> None:
-    from causalkg.evaluation.precision import collect_label_pairs
+    from causalkg.evaluation.wikicausal.precision import collect_label_pairs
 
     pairs = list(collect_label_pairs(PREC).pairs)[:PAIRS]
     with tempfile.TemporaryDirectory(prefix="bench-eval-") as tmp:
@@ -72,8 +72,8 @@ def bench_precision() -> None:
 def _bench_precision(pairs: list[tuple[str, str]], kg_dir: Path) -> None:
     from causalkg.config import load_config
     from causalkg.testing.openai_server import OpenAIServer
-    from causalkg.evaluation.judges import create_judge
-    from causalkg.evaluation.precision import eval_precision
+    from causalkg.evaluation.wikicausal.judges import create_judge
+    from causalkg.evaluation.wikicausal.precision import eval_precision
 
     kg = kg_dir / "pairs.jsonl"
     kg.write_text("".join(json.dumps({"cause": {"label": c, "id": ["Q1"]}, "effect": {"label": e, "id": ["Q2"]}}) + "\n"
@@ -158,7 +158,7 @@ def reference_recall(kg_path: Path, base_path: Path) -> float:
 
 
 def bench_recall() -> None:
-    from causalkg.evaluation.recall import eval_recall
+    from causalkg.evaluation.wikicausal.recall import eval_recall
 
     with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
         kg = Path(tmp) / "million.jsonl"

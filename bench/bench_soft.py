@@ -1,4 +1,4 @@
-"""Soft edge measures: throughput of ``evaluation.soft`` against a loop written the way the
+"""Soft edge measures: throughput of ``evaluation.graph.soft`` against a loop written the way the
 soft-measures study computes them, on the same real passages.
 
 Input (no ../shared): the 53 passages of the soft-measures FCM corpus that two sources annotated
@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from bench import ThroughputTable, timed
-from causalkg.evaluation.graphs import Graph, read_fcm_csv
-from causalkg.evaluation.similarity import get_similarity
-from causalkg.evaluation.soft import pair_units, score_units
+from causalkg.evaluation.graph.graphs import Graph, read_fcm_csv
+from causalkg.evaluation.graph.similarity import get_similarity
+from causalkg.evaluation.graph.soft import pair_units, score_units
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "soft-measures" / "double-annotated.csv"
 THETAS = (0.2, 0.5, 0.8)
@@ -111,11 +111,11 @@ def main() -> None:
             for _ in range(repeat):
                 res = score_units(units, get_similarity(measure), THETAS, mode="reference")
         ref = [r.macro()["f1"] for r in res]
-        table.add("evaluation.soft, reference mode", items, t.seconds, macro_f1=" / ".join(f"{x:.3f}" for x in ref))
+        table.add("evaluation.graph.soft, reference mode", items, t.seconds, macro_f1=" / ".join(f"{x:.3f}" for x in ref))
         with timed() as t:
             for _ in range(repeat):
                 res = score_units(units, get_similarity(measure), THETAS)
-        table.add("evaluation.soft, ours (TP/PP/FP/FN)", items, t.seconds,
+        table.add("evaluation.graph.soft, ours (TP/PP/FP/FN)", items, t.seconds,
                   macro_f1=" / ".join(f"{r.macro()['f1']:.3f}" for r in res))
         table.print()
         assert np.allclose(base, ref), (base, ref)  # the reference mode gives the study's numbers
@@ -126,7 +126,7 @@ def main() -> None:
     load = t.seconds
     with timed() as t:
         res = score_units(units, sim, THETAS)
-    table.add("evaluation.soft, ours (labels embedded once)", len(units) * len(THETAS), t.seconds,
+    table.add("evaluation.graph.soft, ours (labels embedded once)", len(units) * len(THETAS), t.seconds,
               macro_f1=" / ".join(f"{r.macro()['f1']:.3f}" for r in res), model_load_s=round(load, 2))
     table.print()
     print("(no peer: the study has no embedding measure)\n")

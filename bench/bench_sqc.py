@@ -1,4 +1,4 @@
-"""Benchmark: SQC-Score matchers (evaluation/sqc.py) beside exact string matching, same facts, same run.
+"""Benchmark: SQC-Score matchers (evaluation/judging/sqc.py) beside exact string matching, same facts, same run.
 
 Input (no ../shared): the 53 real passages of the soft-measures FCM corpus that two sources
 annotated (tests/fixtures/soft-measures/double-annotated.csv, CC BY 4.0). Per passage, the
@@ -25,8 +25,8 @@ import tempfile
 from pathlib import Path
 
 from bench import ThroughputTable, timed
-from causalkg.evaluation.graphs import read_fcm_csv
-from causalkg.evaluation.sqc import EmbeddingMatcher, Templates, Unit, fact_from_record, score_units
+from causalkg.evaluation.graph.graphs import read_fcm_csv
+from causalkg.evaluation.judging.sqc import EmbeddingMatcher, Templates, Unit, fact_from_record, score_units
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "soft-measures" / "double-annotated.csv"
 LATENCY = 0.2
@@ -123,7 +123,7 @@ def bench_llm_matcher(units: list[Unit]) -> None:
     from causalkg.config import load_config
     from causalkg.llm import ChatClient
     from causalkg.testing.openai_server import OpenAIServer
-    from causalkg.evaluation.sqc import LLMMatcher
+    from causalkg.evaluation.judging.sqc import LLMMatcher
 
     graded = [u for u in units if u.predicted and u.gold]
     table = ThroughputTable(f"SQC LLM matcher: {len(graded)} units with predicted and gold facts, one grading prompt "
@@ -141,8 +141,8 @@ def bench_llm_matcher(units: list[Unit]) -> None:
             return figures
 
         seq = run("one unit at a time (concurrency 1), as the reference grades", "seq", 1, baseline=True)
-        par = run("evaluation.sqc LLMMatcher, concurrency 8", "c8", 8)
-        again = run("evaluation.sqc LLMMatcher, re-run from the disk cache", "c8", 8)
+        par = run("evaluation.judging.sqc LLMMatcher, concurrency 8", "c8", 8)
+        again = run("evaluation.judging.sqc LLMMatcher, re-run from the disk cache", "c8", 8)
     table.print()
     assert seq == par == again
 

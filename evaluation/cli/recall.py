@@ -1,6 +1,6 @@
 """``causalkg eval recall``, ``eval precision`` and ``eval report``: thin wrappers over
-``evaluation.recall.eval_recall``, ``evaluation.precision.eval_precision`` and
-``evaluation.report.eval_report``."""
+``evaluation.wikicausal.recall.eval_recall``, ``evaluation.wikicausal.precision.eval_precision`` and
+``evaluation.wikicausal.report.eval_report``."""
 
 from __future__ import annotations
 
@@ -86,8 +86,8 @@ def register(group: Any) -> None:
 
 
 def _recall(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.evaluation.recall import eval_recall
-    from causalkg.evaluation.report import bundled_path
+    from causalkg.evaluation.wikicausal.recall import eval_recall
+    from causalkg.evaluation.wikicausal.report import bundled_path
 
     base = args.base_kg or bundled_path(cfg, cfg["eval"]["recall_base_kg"])
     any_id = cfg["eval"]["recall_any_id"] if args.any_id is None else True
@@ -105,8 +105,8 @@ def _recall(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _precision(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.evaluation.judges import create_judge
-    from causalkg.evaluation.precision import NO_JUDGE_HINT, check_tries, eval_precision, judge_consistency
+    from causalkg.evaluation.wikicausal.judges import create_judge
+    from causalkg.evaluation.wikicausal.precision import NO_JUDGE_HINT, check_tries, eval_precision, judge_consistency
 
     spec = args.judge or cfg["eval"]["precision_judge"]
     if not spec:
@@ -143,7 +143,7 @@ def _precision(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _report(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.evaluation.report import eval_report
+    from causalkg.evaluation.wikicausal.report import eval_report
 
     result = eval_report(cfg, judge=args.judge, out=args.out, tries=args.tries, limit=args.limit,
                          plot=not args.no_plots)

@@ -1,7 +1,7 @@
 """``causalkg eval soft | elo | meta | align | agreement | setup-wordnet``: thin wrappers over
-``evaluation.soft.soft``, ``evaluation.elo.elo``, ``evaluation.meta.meta``,
-``evaluation.align.align``, ``evaluation.agreement.agreement`` and
-``evaluation.wordnet.setup_wordnet`` (graph measures; docs/graph-measures.md)."""
+``evaluation.graph.soft.soft``, ``evaluation.graph.elo.elo``, ``evaluation.graph.meta.meta``,
+``evaluation.graph.align.align``, ``evaluation.graph.agreement.agreement`` and
+``evaluation.graph.wordnet.setup_wordnet`` (graph measures; docs/graph-measures.md)."""
 
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ def _print(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None = Non
 
 
 def _soft(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.evaluation.soft import soft
+    from causalkg.evaluation.graph.soft import soft
 
     run = soft(args.gold, args.pred, measures=args.measure, mode=args.mode, w=args.w,
                non_textual=_split([args.non_textual]) if args.non_textual else None,
@@ -178,8 +178,8 @@ def _soft(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _elo(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.evaluation.elo import elo
-    from causalkg.evaluation.graphs import parse_named_paths
+    from causalkg.evaluation.graph.elo import elo
+    from causalkg.evaluation.graph.graphs import parse_named_paths
 
     graphs = parse_named_paths(args.graphs) if args.graphs else None
     run = elo(args.judgements, graphs=graphs, judge=args.judge, k=args.k, start=args.start, ties=args.ties,
@@ -194,8 +194,8 @@ def _elo(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _meta(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.evaluation.graphs import parse_named_paths
-    from causalkg.evaluation.meta import meta
+    from causalkg.evaluation.graph.graphs import parse_named_paths
+    from causalkg.evaluation.graph.meta import meta
 
     run = meta(parse_named_paths(args.graphs), ratings=args.ratings, judgements=args.judgements, measures=args.measure,
                mode=args.mode, orientation=args.orientation, bootstrap=args.bootstrap, seed=args.seed, ties=args.ties,
@@ -210,7 +210,7 @@ def _meta(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _align(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.evaluation.align import align
+    from causalkg.evaluation.graph.align import align
 
     run = align(args.gold, args.pred, views=_split([args.views]) if args.views else None,
                 orders=_split([args.orders]) if args.orders else None, timeout=args.timeout,
@@ -234,7 +234,7 @@ def _align(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _agreement(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.evaluation.agreement import agreement
+    from causalkg.evaluation.graph.agreement import agreement
 
     run = agreement(args.files, names=_split([args.names]) if args.names else None, mapping=args.mapping,
                     ordered=args.ordered, timeout=args.timeout, out_dir=_out(args), cfg=cfg)
@@ -245,7 +245,7 @@ def _agreement(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _setup_wordnet(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.evaluation.wordnet import setup_wordnet
+    from causalkg.evaluation.graph.wordnet import setup_wordnet
 
     done = setup_wordnet(args.source or cfg["eval"]["wordnet_source"], args.target, force=args.force)
     print(f"WordNet 3.0 for NLTK in {done.corpus_dir}: {len(done.files)} files written"

@@ -1,5 +1,5 @@
-"""``causalkg eval sqc`` and ``eval consistency``: thin wrappers over ``evaluation.sqc.sqc`` and
-``evaluation.consistency.consistency`` (judging the judges: docs/judging-the-judges.md)."""
+"""``causalkg eval sqc`` and ``eval consistency``: thin wrappers over ``evaluation.judging.sqc.sqc`` and
+``evaluation.judging.consistency.consistency`` (judging the judges: docs/judging-the-judges.md)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def register(group: Any) -> None:
 
 
 def _sqc(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.evaluation.sqc import iter_report_lines, sqc
+    from causalkg.evaluation.judging.sqc import iter_report_lines, sqc
 
     result = sqc(cfg, units=args.units, predicted=args.predicted, gold=args.gold, texts=args.texts,
                  matcher=args.matcher, complementer=args.complementer, threshold=args.threshold, tau=args.tau,
@@ -111,7 +111,7 @@ def _sqc(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _consistency(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.evaluation.consistency import METRICS, consistency
+    from causalkg.evaluation.judging.consistency import METRICS, consistency
 
     result = consistency(cfg, pairs=args.pairs, judge=args.judge, generator=args.generator, limit=args.limit,
                          seed=args.seed, igc=args.igc, conjunctions=args.conjunction, out=args.out,

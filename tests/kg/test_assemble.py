@@ -208,7 +208,7 @@ def test_assemble_cli_from_linked_mentions(cli, in_tmp):
 
 
 def test_outputs_read_by_the_evaluation_reader(cli, in_tmp):
-    from causalkg.evaluation.kgread import iter_kg_pairs
+    from causalkg.evaluation.wikicausal.kgread import iter_kg_pairs
 
     r = cli("kg", "assemble", "--linked", FIX / "linked.jsonl", "--concepts", FIX / "concepts.jsonl")
     assert r.code == 0, r.err
