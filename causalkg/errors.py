@@ -37,6 +37,11 @@ class SourceError(CausalKGError):
     """A data source failed: an endpoint, a dump, a model file, an LLM server."""
 
 
+class DeadlineExceeded(SourceError):
+    """A server kept a request past its whole-request deadline on every attempt (a hung or
+    trickling server). The message names the endpoint and the deadline."""
+
+
 class StoreError(CausalKGError):
     """A triple store refused or lost data."""
 

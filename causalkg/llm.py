@@ -27,6 +27,7 @@ from urllib.parse import urlparse
 
 from causalkg.cache import DiskCache
 from causalkg.config import Config
+from causalkg.deadline import Deadline, bound_httpx_client
 from causalkg.errors import ConfigError, SourceError
 from causalkg.manifest import fingerprint
 from causalkg.progress import progress
@@ -147,7 +148,11 @@ class ChatClient:
         self.usage = Usage(cost_usd=0.0 if model in self.prices else None)
         self._lock = threading.Lock()
         self._openai = openai
-        self._client = openai.OpenAI(base_url=self.base_url, api_key=api_key, timeout=timeout, max_retries=0)
+        # Every request is bounded as a whole by ``timeout`` (a Deadline), not only each read:
+        # a server trickling one byte at a time cannot hold a request past it.
+        http_client = bound_httpx_client(openai.DefaultHttpxClient(timeout=timeout))
+        self._client = openai.OpenAI(base_url=self.base_url, api_key=api_key, timeout=timeout, max_retries=0,
+                                     http_client=http_client)
 
     @classmethod
     def from_config(
@@ -175,6 +180,18 @@ class ChatClient:
         return ("chat", self.base_url, self.model, request.messages, request.params(), request.try_index)
 
     def _attempt(self, request: ChatRequest) -> ChatResult:
+        with Deadline(self.timeout) as deadline:
+            try:
+                result = self._attempt_once(request)
+            except (Retry, SourceError):
+                if not deadline.expired:
+                    raise
+                result = None
+        if result is None:
+            raise Retry(f"no complete answer within {self.timeout:g}s (request deadline)", timeout=True)
+        return result
+
+    def _attempt_once(self, request: ChatRequest) -> ChatResult:
         oa = self._openai
         try:
             resp = self._client.chat.completions.create(
@@ -192,7 +209,7 @@ class ChatClient:
                 hint="check llm.model, llm.base_url and the API key",
             ) from None
         except oa.APITimeoutError:
-            raise Retry(f"no answer within {self.timeout:g}s") from None
+            raise Retry(f"no complete answer within {self.timeout:g}s (request deadline)", timeout=True) from None
         except oa.APIConnectionError as exc:
             raise Retry(f"connection failed ({_short(str(exc.__cause__ or exc))})") from None
         except (json.JSONDecodeError, oa.APIResponseValidationError, ValueError) as exc:

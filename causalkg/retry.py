@@ -15,19 +15,21 @@ import time
 from dataclasses import dataclass
 from typing import Callable, TypeVar
 
-from causalkg.errors import SourceError
+from causalkg.errors import DeadlineExceeded, SourceError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
 class Retry(Exception):
-    """Raised by an attempt to ask for another try. ``after``: seconds the server asked for."""
+    """Raised by an attempt to ask for another try. ``after``: seconds the server asked for;
+    ``timeout``: the attempt ran out of time (the final error is then ``DeadlineExceeded``)."""
 
-    def __init__(self, reason: str, after: float | None = None):
+    def __init__(self, reason: str, after: float | None = None, *, timeout: bool = False):
         super().__init__(reason)
         self.reason = reason
         self.after = after
+        self.timeout = timeout
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,8 @@ def call_with_retries(
                 on_retry(n + 1, exc, wait)
             sleep(wait)
     assert last is not None
-    raise SourceError(
+    error = DeadlineExceeded if last.timeout else SourceError
+    raise error(
         f"{what} failed after {policy.max_retries + 1} attempts: {last.reason}",
         hint="check the endpoint, or raise max_retries / backoff in the config",
     )

@@ -46,6 +46,7 @@ from SPARQLWrapper.SPARQLExceptions import (
 )
 
 from causalkg.cache import DiskCache
+from causalkg.deadline import Deadline, deadline_opener
 from causalkg.errors import SourceError
 from causalkg.retry import Retry, RetryPolicy, call_with_retries, parse_retry_after
 from causalkg.corpus.queries import Query
@@ -167,6 +168,7 @@ class SPARQLClient:
         self.sleep = sleep
         self.stats = QueryStats()
         self._lock = threading.Lock()  # one query at a time, as the query service asks
+        self._opener = deadline_opener()
 
     # -- public -------------------------------------------------------------------------------
 
@@ -229,15 +231,42 @@ class SPARQLClient:
         return w
 
     def _attempt(self, query: Query, timeout: float) -> dict[str, Any]:
+        """One request, bounded as a whole by ``timeout`` seconds (connect, headers and body:
+        a server trickling bytes cannot stretch it); past it, a ``Retry(timeout=True)``."""
+        with Deadline(timeout) as deadline:
+            try:
+                doc = self._attempt_once(query, timeout)
+            except (Retry, SourceError):
+                if not deadline.expired:
+                    raise
+                doc = None
+        if doc is None:
+            raise Retry(f"no complete answer within {timeout:g}s (request deadline)", timeout=True)
+        return doc
+
+    def _open(self, wrapper: SPARQLWrapper, timeout: float) -> bytes:
+        """SPARQLWrapper's request, sent through our deadline-aware opener; HTTP errors mapped
+        to SPARQLWrapper's exceptions as its own ``query()`` does."""
+        request = wrapper._createRequest()
+        try:
+            response = self._opener.open(request, timeout=timeout)
+        except urllib.error.HTTPError as e:
+            mapped = {400: QueryBadFormed, 404: EndPointNotFound, 401: Unauthorized, 414: URITooLong,
+                      500: EndPointInternalError}.get(e.code)
+            if mapped is not None:
+                raise mapped(e.read()) from None
+            raise
+        try:
+            return response.read()
+        finally:
+            response.close()
+
+    def _attempt_once(self, query: Query, timeout: float) -> dict[str, Any]:
         where = f"query '{query.name}' at {self.endpoint}"
         wrapper = self._wrapper(query, timeout)
         self.stats.requests += 1
         try:
-            result = wrapper.query()
-            try:
-                raw = result.response.read()
-            finally:
-                result.response.close()
+            raw = self._open(wrapper, timeout)
         except urllib.error.HTTPError as exc:  # codes SPARQLWrapper does not map (429, 502, 503, ...)
             after = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
             if exc.code == 429:
@@ -272,10 +301,10 @@ class SPARQLClient:
         except SPARQLWrapperException as exc:
             raise SourceError(f"{where}: {_first_line(exc)}") from None
         except (TimeoutError, socket.timeout):
-            raise Retry(f"no answer within {timeout:g}s (client timeout)") from None
+            raise Retry(f"no answer within {timeout:g}s (client timeout)", timeout=True) from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, (TimeoutError, socket.timeout)):
-                raise Retry(f"no answer within {timeout:g}s (client timeout)") from None
+                raise Retry(f"no answer within {timeout:g}s (client timeout)", timeout=True) from None
             raise Retry(f"cannot connect: {exc.reason}") from None
         except http.client.IncompleteRead as exc:
             raise Retry(f"response cut short ({len(exc.partial)} bytes received)") from None

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from causalkg.config import Config
+from causalkg.deadline import Deadline, deadline_opener
 from causalkg.errors import ConfigError, SourceError, StoreError
 from causalkg.progress import progress
 from causalkg.retry import Retry, RetryPolicy, call_with_retries, parse_retry_after
@@ -111,7 +112,7 @@ class GraphStoreClient:
             handlers.append(urllib.request.HTTPDigestAuthHandler(mgr))
             if auth == "auto":
                 handlers.append(urllib.request.HTTPBasicAuthHandler(mgr))
-        self._opener = urllib.request.build_opener(*handlers)
+        self._opener = deadline_opener(*handlers)
 
     # --- HTTP ------------------------------------------------------------------------------
 
@@ -125,6 +126,16 @@ class GraphStoreClient:
         raises StoreError on a refusal and SourceError when retries run out."""
 
         def attempt() -> Response:
+            # ``timeout`` bounds the request as a whole (a Deadline), not only each read.
+            with Deadline(self.timeout) as deadline:
+                try:
+                    return attempt_once()
+                except (Retry, StoreError):
+                    if not deadline.expired:
+                        raise
+            raise Retry(f"no complete answer within {self.timeout:g}s (request deadline)", timeout=True)
+
+        def attempt_once() -> Response:
             self.requests += 1
             req = urllib.request.Request(url, data=body, method=method, headers={**self._headers, **(headers or {})})
             try:
@@ -150,7 +161,8 @@ class GraphStoreClient:
             except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout,
                     TimeoutError) as exc:
                 reason = getattr(exc, "reason", exc)
-                raise Retry(f"{type(exc).__name__}: {reason}") from None
+                timed_out = isinstance(exc, (socket.timeout, TimeoutError)) or isinstance(reason, (socket.timeout, TimeoutError))
+                raise Retry(f"{type(exc).__name__}: {reason}", timeout=timed_out) from None
 
         return call_with_retries(attempt, self.policy, what=what, sleep=self.sleep)
 

@@ -8,6 +8,7 @@ subclasses it, builds its request handler in ``start`` and hands it to ``_serve`
 from __future__ import annotations
 
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -20,6 +21,28 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:  # a client that hung up
         pass
+
+
+def send_trickle(handler: BaseHTTPRequestHandler, body: bytes, *, interval: float, status: int = 200,
+                 content_type: str = "application/json", pad: int = 4000) -> None:
+    """Answer like a server that trickles: the status line and headers at once, then the body
+    (``pad`` spaces, then ``body``, so it stays valid) one byte every ``interval`` seconds.
+    A socket read timeout never fires on it (each byte resets it); only a whole-request
+    deadline stops the client. Stops when the client hangs up."""
+    payload = b" " * pad + body
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(payload)))
+        handler.end_headers()
+        handler.wfile.flush()
+        for i in range(len(payload)):
+            handler.wfile.write(payload[i : i + 1])
+            handler.wfile.flush()
+            time.sleep(interval)
+    except OSError:  # the client gave up: that is what a trickle is for
+        pass
+    handler.close_connection = True
 
 
 class LoopbackServer:

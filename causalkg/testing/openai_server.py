@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable
 
-from causalkg.testing.loopback import LoopbackServer
+from causalkg.testing.loopback import LoopbackServer, send_trickle
 
 
 @dataclass
@@ -36,7 +36,9 @@ class Fault:
     ``status``: answer with this HTTP status (and ``retry_after`` header when set);
     ``delay``: wait this long before answering normally (a slow answer);
     ``truncate``: announce the full length but send only half of the body, then close;
-    ``malformed``: send a 200 whose body is not JSON.
+    ``malformed``: send a 200 whose body is not JSON;
+    ``trickle``: send a valid answer one byte every ``trickle`` seconds (after a long run of
+    spaces), a server that never lets a per-read timeout fire.
     """
 
     status: int | None = None
@@ -45,6 +47,7 @@ class Fault:
     truncate: bool = False
     malformed: bool = False
     message: str = "injected fault"
+    trickle: float = 0.0
 
 
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
@@ -161,6 +164,9 @@ class OpenAIServer(LoopbackServer):
                         },
                     }
                 data = json.dumps(payload).encode()
+                if fault is not None and fault.trickle:
+                    send_trickle(self, data, interval=fault.trickle)
+                    return
                 if fault is not None and fault.truncate:
                     self._send(200, data[: len(data) // 2], length=len(data))
                     self.close_connection = True

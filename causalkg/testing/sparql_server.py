@@ -8,7 +8,8 @@ keeps every request (method, path, parameters, headers, query text) in ``request
 
 Faults are injected in order, one per request, as with ``OpenAIServer`` (``Fault`` is the same
 class, with ``body`` added): 429 with Retry-After, 5xx, a slow answer past the client's timeout,
-a body cut short (full Content-Length announced, half sent), a body that is not JSON, or any
+a body cut short (full Content-Length announced, half sent), a body trickled one byte at a
+time (``trickle``), a body that is not JSON, or any
 exact body (e.g. a JSON document that is not a results document). ``schedule(n, fault)`` aims
 a fault at the n-th request; ``always`` answers every request with one fault (an endpoint that
 is down for good).
@@ -34,7 +35,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from causalkg.testing.loopback import LoopbackServer
+from causalkg.testing.loopback import LoopbackServer, send_trickle
 from causalkg.testing.openai_server import Fault as _BaseFault
 
 
@@ -179,6 +180,9 @@ class SPARQLServer(LoopbackServer):
                 else:
                     data = result.serialize(format=ox.RdfFormat.N_TRIPLES)
                     ctype = "application/n-triples"
+                if fault is not None and fault.trickle:
+                    send_trickle(self, data, interval=fault.trickle, content_type=ctype)
+                    return
                 if fault is not None and fault.truncate:
                     self._send(200, data[: len(data) // 2], ctype, length=len(data))
                     self.close_connection = True

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from causalkg.errors import SourceError
-from causalkg.testing.loopback import LoopbackServer
+from causalkg.testing.loopback import LoopbackServer, send_trickle
 
 VIRTUOSO_BINARY = "virtuoso-t"
 ISQL_BINARIES = ("isql-vt", "isql")
@@ -239,11 +239,13 @@ class VirtuosoServer:
 @dataclass
 class ProxyFault:
     """One fault for the next request: answer ``status`` (with ``retry_after``) without
-    forwarding, or ``drop`` the connection without an answer."""
+    forwarding, ``drop`` the connection without an answer, or ``trickle`` an answer one byte
+    every ``trickle`` seconds without forwarding."""
 
     status: int | None = None
     retry_after: str | float | None = None
     drop: bool = False
+    trickle: float = 0.0
     methods: tuple[str, ...] = ()  # only requests with these methods take it (empty: any)
 
 
@@ -308,6 +310,10 @@ class FaultProxy(LoopbackServer):
                     self.close_connection = True
                     with contextlib.suppress(OSError):
                         self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if fault is not None and fault.trickle:
+                    record.status = 200
+                    send_trickle(self, b"", interval=fault.trickle, content_type="text/plain")
                     return
                 if fault is not None and fault.status is not None:
                     record.status = fault.status
