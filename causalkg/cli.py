@@ -30,14 +30,19 @@ Handler = Callable[[argparse.Namespace, Config], "int | None"]
 
 
 def _common_options(suppress: bool) -> argparse.ArgumentParser:
-    """Options every command takes, before or after the command name."""
+    """Options every command takes, before or after the command name.
+
+    ``--set`` before the command and after it go to two lists (``overrides`` and
+    ``command_overrides``): argparse copies a subcommand's values over the main parser's, so
+    one shared list would lose those given before the command. ``main`` applies both, in the
+    order given on the command line."""
     default = argparse.SUPPRESS if suppress else None
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("common options")
     g.add_argument("--config", metavar="FILE", default=default,
                    help="a TOML file over the defaults (default: ./causalkg.toml when present)")
-    g.add_argument("--set", dest="overrides", metavar="KEY=VALUE", action="append",
-                   default=default, help="override one config key, e.g. --set wikidata.timeout=30 (repeatable)")
+    g.add_argument("--set", dest="command_overrides" if suppress else "overrides", metavar="KEY=VALUE",
+                   action="append", default=default, help="override one config key, e.g. --set wikidata.timeout=30 (repeatable)")
     g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="show tracebacks and debug logs")
     g.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS if suppress else False,
@@ -149,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         (getattr(args, "_group_parser", None) or parser).print_help()
         return 2
     try:
-        overrides = dict(parse_assignment(a) for a in (getattr(args, "overrides", None) or []))
+        assignments = [*(getattr(args, "overrides", None) or []), *(getattr(args, "command_overrides", None) or [])]
+        overrides = dict(parse_assignment(a) for a in assignments)
         cfg = load_config(getattr(args, "config", None), overrides)
         if not progress_enabled(cfg.get("run.progress", "auto")):
             # transformers and huggingface_hub draw bars of their own ("Loading weights", ...):
