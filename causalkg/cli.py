@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 from causalkg import __version__
 from causalkg.config import Config, load_config, parse_assignment
 from causalkg.errors import CausalKGError, ConfigError
+from causalkg.jsonl import allowing_empty_outputs
 from causalkg.progress import progress_enabled
 
 STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", "causalkg.evaluation.cli")
@@ -45,6 +46,9 @@ def _common_options(suppress: bool) -> argparse.ArgumentParser:
                    action="append", default=default, help="override one config key, e.g. --set wikidata.timeout=30 (repeatable)")
     g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="show tracebacks and debug logs")
+    g.add_argument("--force", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                   help="redo work even when it is current, and allow an empty result to replace a "
+                        "non-empty output (refused otherwise)")
     g.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="only warnings and errors on stderr")
     return p
@@ -65,7 +69,8 @@ def add_group(subparsers: Any, name: str, help: str, description: str | None = N
 def add_command(subparsers: Any, name: str, handler: Handler, help: str,
                 description: str | None = None) -> argparse.ArgumentParser:
     """A verb: its parser (add options to it) calls ``handler(args, cfg)``."""
-    p = subparsers.add_parser(name, help=help, description=description or help,
+    # "resolve": a command's own --force (with its own help) takes the place of the common one.
+    p = subparsers.add_parser(name, help=help, description=description or help, conflict_handler="resolve",
                               parents=[_common_options(suppress=True)], formatter_class=_Formatter)
     p.set_defaults(_handler=handler)
     return p
@@ -161,7 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # transformers and huggingface_hub draw bars of their own ("Loading weights", ...):
             # keep them to terminals like ours. Read when they are first imported, i.e. later.
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        status = handler(args, cfg)
+        with allowing_empty_outputs(bool(getattr(args, "force", False))):
+            status = handler(args, cfg)
         return int(status or 0)
     except CausalKGError as exc:
         if debug:

@@ -7,12 +7,19 @@ nothing is dropped silently.
 
 Writers never leave a half-written file under the final name: they write to a temporary file
 in the same folder, fsync it, and rename it over the target (``atomic_write``). Files ending in
-``.gz`` are compressed transparently on both sides.
+``.gz`` are compressed transparently on both sides. Two guards, for every stage at once:
+
+- an empty result never replaces a non-empty file (``EmptyOutputError``) unless allowed:
+  ``allow_empty=True``, or inside ``allowing_empty_outputs()`` (what the CLI's ``--force``
+  does), so a run that read nothing (an unreadable input) cannot wipe good outputs;
+- temporary files are named ``.<target>.<pid>.<random>.tmp``: a killed run's leftovers are
+  removed by the next write into the same folder once their process is gone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import gzip
 import io
 import json
@@ -25,7 +32,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from causalkg.errors import SchemaError
+from causalkg.errors import CausalKGError, SchemaError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -162,16 +169,97 @@ def to_json_line(record: Any) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
+class EmptyOutputError(CausalKGError):
+    """A stage produced an empty file where a non-empty one exists: refused, the old file kept."""
+
+
+_allow_empty: contextvars.ContextVar[bool] = contextvars.ContextVar("causalkg_allow_empty", default=False)
+
+
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
+def allowing_empty_outputs(allow: bool = True) -> Iterator[None]:
+    """Inside this block ``atomic_write`` may replace a non-empty file with an empty one
+    (the CLI enters it for ``--force``)."""
+    token = _allow_empty.set(bool(allow))
+    try:
+        yield
+    finally:
+        _allow_empty.reset(token)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+_swept: set[str] = set()
+
+
+def sweep_stale_temps(folder: str | os.PathLike, *, every_time: bool = False) -> list[Path]:
+    """Remove the temporary files (``.<name>.<pid>.<random>.tmp``) that writers which are no
+    longer running left in ``folder`` (a killed run). Files of live processes are kept. Done
+    once per folder and process unless ``every_time``. Returns the removed paths."""
+    key = os.path.abspath(folder)
+    if key in _swept and not every_time:
+        return []
+    _swept.add(key)
+    removed: list[Path] = []
+    try:
+        names = os.listdir(key)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(".") and name.endswith(".tmp")):
+            continue
+        parts = name[:-4].rsplit(".", 2)  # ".<target>", "<pid>", "<random>"
+        if len(parts) != 3 or not parts[1].isdigit():
+            continue
+        if _pid_alive(int(parts[1])):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(key, name))
+            removed.append(Path(key) / name)
+    return removed
+
+
+def _is_empty(tmp_name: str, gz: bool) -> bool:
+    if os.path.getsize(tmp_name) == 0:
+        return True
+    if gz:
+        with contextlib.suppress(OSError, EOFError), gzip.open(tmp_name, "rb") as fh:
+            return fh.read(1) == b""
+    return False
+
+
+def _has_content(target: Path) -> bool:
+    try:
+        if target.stat().st_size == 0:
+            return False
+    except OSError:
+        return False
+    return not _is_empty(str(target), str(target).endswith(".gz"))
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w", *, allow_empty: bool | None = None) -> Iterator[IO]:
     """Open a temporary file beside ``path``; on success fsync and rename it to ``path``.
 
     On an exception the temporary file is removed and ``path`` is left as it was.
     ``mode`` is "w" (text, UTF-8) or "wb". A ``.gz`` target is gzip-compressed.
+    An empty result does not replace a non-empty ``path`` (``EmptyOutputError``, ``path``
+    kept) unless ``allow_empty`` (default: inside ``allowing_empty_outputs()``).
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    sweep_stale_temps(target.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
     os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; outputs follow the umask like open() does
     raw = os.fdopen(fd, "wb")
     try:
@@ -194,6 +282,12 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         raw.flush()
         os.fsync(raw.fileno())
         raw.close()
+        allowed = _allow_empty.get() if allow_empty is None else allow_empty
+        if not allowed and _is_empty(tmp_name, binary is not raw) and _has_content(target):
+            raise EmptyOutputError(
+                f"refusing to replace {target} ({target.stat().st_size} bytes) with an empty file: "
+                "the run produced nothing; the existing file is kept",
+                hint="check the inputs, or rerun with --force to write the empty result")
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(Exception):

@@ -149,6 +149,81 @@ class StreamError(Exception):
         self.message = message
 
 
+# --- is it a dump at all? -------------------------------------------------------------------
+
+_XML_PROLOG = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*", re.S)
+
+
+def _snippet(data: bytes, n: int = 40) -> str:
+    text = data[:n].decode("utf-8", "replace").split("\n", 1)[0]
+    return repr(text) if text.isprintable() else f"binary data ({data[:8].hex(' ')} ...)"
+
+
+def check_dump(path: str | os.PathLike) -> str:
+    """Make sure ``path`` is a MediaWiki XML dump, bz2-compressed or not, before anything is
+    read or replaced: bz2 data must decompress and the XML must open with ``<mediawiki``.
+    Returns ``"bz2"`` or ``"xml"``; raises SourceError with one line saying what it is instead
+    (random bytes, a text file, a compressed HTML error page, ...)."""
+    p = Path(path)
+    if not p.is_file():
+        raise SourceError(f"dump not found: {p}")
+    hint = ("pass an enwiki-<date>-pages-articles[-multistream].xml.bz2 from https://dumps.wikimedia.org/enwiki/; "
+            "nothing was read or replaced")
+    with open(p, "rb") as fh:
+        head = fh.read(1 << 16)
+        if not head:
+            raise SourceError(f"{p} is empty, not a Wikipedia dump", hint=hint)
+        kind = "xml"
+        if head[:3] == b"BZh":
+            kind = "bz2"
+            dec = bz2.BZ2Decompressor()
+            text = b""
+            data = head
+            try:
+                while len(text) < 4096 and data:
+                    text += dec.decompress(data)
+                    if dec.eof:  # a multistream dump: the header is a stream of its own
+                        rest = dec.unused_data
+                        dec = bz2.BZ2Decompressor()
+                        data = rest or fh.read(1 << 16)
+                    else:
+                        data = fh.read(1 << 16)
+            except (OSError, EOFError) as exc:
+                raise SourceError(f"{p} is not a readable bz2 file ({exc})", hint=hint) from None
+            if not text:
+                raise SourceError(f"{p} is a bz2 file cut short before any of its text", hint=hint)
+        elif p.name.endswith(".bz2"):
+            raise SourceError(f"{p} is not a bz2 file: it starts with {_snippet(head)}", hint=hint)
+        else:
+            text = head
+    body = text[_XML_PROLOG.match(text).end():]  # type: ignore[union-attr]
+    if not body.startswith(b"<mediawiki"):
+        what = "its decompressed text" if kind == "bz2" else "it"
+        raise SourceError(f"{p} is not a MediaWiki XML dump: {what} starts with {_snippet(body or text)} "
+                          f"instead of '<mediawiki'", hint=hint)
+    return kind
+
+
+def check_index_offsets(dump: str | os.PathLike, index: str | os.PathLike, offsets: Iterable[int]) -> None:
+    """Make sure each index offset to be read is the start of a bz2 stream of ``dump`` (an
+    index of another dump, or of another date, points into the middle of streams or past the
+    end). Raises SourceError naming the first offset that is not."""
+    p = Path(dump)
+    size = p.stat().st_size
+    with open(p, "rb") as fh:
+        for off in sorted(set(offsets)):
+            if off >= size:
+                raise SourceError(
+                    f"the index {index} does not belong to the dump {p}: it places a stream at byte {off}, "
+                    f"past the end of the dump ({size} bytes)",
+                    hint="pass the -multistream-index.txt.bz2 of the same dump and date; nothing was replaced")
+            fh.seek(off)
+            if not _BZ2_STREAM_START.match(fh.read(10)):
+                raise SourceError(
+                    f"the index {index} does not belong to the dump {p}: no bz2 stream starts at byte {off}",
+                    hint="pass the -multistream-index.txt.bz2 of the same dump and date; nothing was replaced")
+
+
 # --- the index -------------------------------------------------------------------------------
 
 

@@ -480,6 +480,9 @@ def _read_indexed(plan: _Plan, parts: _Parts, tally: _Tally, bar) -> dict[str, A
     size = plan.dump.stat().st_size
     wanted = set(plan.titles)
     scan = dumplib.scan_index(plan.index, wanted)
+    # an index of another dump: stop before reading (and so before replacing anything)
+    dumplib.check_index_offsets(plan.dump, plan.index, [*(e.offset for e in scan.found.values()), *scan.offsets[:1],
+                                                        *scan.offsets[-1:]])
     spans = dumplib.stream_spans(scan.offsets, size)
     not_in_index = sorted(wanted - scan.found.keys())
     titles_at: dict[int, set[str]] = {}
@@ -738,6 +741,9 @@ def build_documents(cfg: Config, *, concepts_path: Path, out_dir: Path, refresh:
         return {"counts": previous.get("counts", {}), "notes": notes + previous.get("notes", []),
                 "outputs": {"corpus": str(corpus_path), "manifest": str(out_dir / "manifest.json")}}
 
+    # Is it a dump at all (random bytes, a text file, a compressed HTML error page)? Checked
+    # before anything is read, so an unreadable file stops here with one line.
+    dumplib.check_dump(plan.dump)
     started = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
     parts = _Parts(out_dir / PARTS_DIR, fp, refresh)
@@ -756,6 +762,12 @@ def build_documents(cfg: Config, *, concepts_path: Path, out_dir: Path, refresh:
         bar.close()
     read_s = time.perf_counter() - started
 
+    truncated = [f for f in tally.failures if f["kind"] == "stream" and f["message"].startswith("truncated")]
+    if truncated:
+        # A download cut short: a corpus from part of a dump would silently lose documents.
+        raise SourceError(
+            f"the dump {plan.dump} is truncated (stream at byte {truncated[0]['offset']}: {truncated[0]['message']})",
+            hint="download it again; the existing corpus is left as it is")
     fill: Counter = Counter()
     n, resolved, selected = _assemble(parts, concepts, tally.redirects, corpus_path, fill)
     failures_by_kind = Counter(f["kind"] for f in tally.failures)
