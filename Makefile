@@ -1,6 +1,7 @@
 # causalkg: every target below the set-up ones calls only the `causalkg` CLI.
 #   make kg      venv + corpus + linker + QA model (trained once) + extraction + KG + store
 #   make test    the test suite (offline)
+#   make serve   explore, verify and query the KG in a browser on http://127.0.0.1:8000/
 # See the README for the rest.
 
 PYTHON ?= python3
@@ -13,7 +14,7 @@ ENDPOINT ?=
 export HF_HUB_DISABLE_TELEMETRY := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: all venv system-deps wordnet corpus link qa-model extract kg export eval test bench docs clean help
+.PHONY: all venv system-deps wordnet corpus link qa-model extract kg export eval serve test bench docs clean help
 
 all: kg
 
@@ -66,6 +67,10 @@ export: venv
 
 eval: venv
 	$(CK) eval report
+
+# The browser UI over the KG of `make kg` (127.0.0.1 only; see the README for serving colleagues).
+serve: venv
+	$(CK) serve
 
 test: venv system-deps wordnet
 	$(BIN)/python -m pytest -q -x --durations=15

@@ -25,7 +25,8 @@ from causalkg.errors import CausalKGError, ConfigError
 from causalkg.jsonl import allowing_empty_outputs
 from causalkg.progress import progress_enabled
 
-STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", "causalkg.evaluation.cli")
+STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", "causalkg.evaluation.cli",
+              "causalkg.web.cli")
 
 Handler = Callable[[argparse.Namespace, Config], "int | None"]
 

@@ -353,3 +353,29 @@ class KGEdge(FlatPair):
 
 
 # --- end of the kg assembly block ------------------------------------------------------------
+
+
+# --- web: human judgements (web/judgements.py writes them, evaluation/human.py reads them) ---
+
+
+class Judgement(Record):
+    """One line of ``data/judgements/judgements.jsonl``: a person's verdict on an edge as one
+    sentence states it. Keyed by (``cause``, ``effect``, ``sentence``), not by edge or mention
+    ids, so a judgement still applies after the KG is rebuilt."""
+
+    cause: QID
+    effect: QID
+    sentence: str
+    verdict: Literal["correct", "wrong", "unsure"]
+    judge: str
+    time: str
+    note: str = ""
+    cause_label: str | None = None
+    effect_label: str | None = None
+    cause_text: str | None = None
+    effect_text: str | None = None
+    edge_id: str | None = None
+    mention_id: str | None = None
+    doc_id: str | None = None
+    revision_id: int | None = None
+    source: str | None = None  # the page it was made on: edge | queue | api

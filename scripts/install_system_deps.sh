@@ -2,11 +2,14 @@
 # Install the Debian packages the test suite and METEOR need, when they are missing:
 #   wordnet-base         WordNet 3.0 (METEOR's synonyms, read by NLTK offline)
 #   virtuoso-opensource  a real SPARQL 1.1 server for the remote-export tests
+#   chromium, chromium-driver  a real headless browser for the web UI test (tests/web/test_browser.py)
 # Uses sudo when not root. Prints what it would need and fails clearly when it cannot install.
 set -euo pipefail
 need=()
 [ -f /usr/share/wordnet/data.noun ] || need+=(wordnet-base)
 command -v virtuoso-t >/dev/null 2>&1 || need+=(virtuoso-opensource)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ -x /usr/bin/chromedriver ] || need+=(chromium-driver)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

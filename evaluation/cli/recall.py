@@ -51,7 +51,12 @@ def register(group: Any) -> None:
             "transformers:NAME_OR_PATH (a local seq2seq or causal LM). Answers are cached on disk."
         ),
     )
-    p.add_argument("--kg", action="append", required=True, metavar="FILE", help="a KG JSONL to judge (repeatable)")
+    p.add_argument("--kg", action="append", metavar="FILE", help="a KG JSONL to judge (repeatable; required "
+                   "unless --human)")
+    p.add_argument("--human", metavar="FILE", help="precision from people's judgements instead (the JSONL that "
+                   "causalkg serve appends to, data/judgements/judgements.jsonl), with a Wilson interval")
+    p.add_argument("--llm", action="append", metavar="FILE", help="with --human: an LLM judge's judgements.jsonl "
+                   "(from eval precision) for Cohen's kappa (default: every <data>/eval/precision/*/judgements.jsonl)")
     p.add_argument("--judge", metavar="BACKEND:MODEL", help="openai:MODEL or transformers:NAME_OR_PATH "
                    "(default: eval.precision_judge)")
     p.add_argument("--tries", type=int, metavar="K", help="answers per pair (default: eval.precision_tries, 5)")
@@ -104,7 +109,24 @@ def _recall(args: argparse.Namespace, cfg: Config) -> int:
     return 0
 
 
+def _human_precision(args: argparse.Namespace, cfg: Config) -> int:
+    from causalkg.evaluation.wikicausal.human import human_precision
+
+    llm = args.llm or sorted((cfg.path("paths.data") / "eval" / "precision").glob("*/judgements.jsonl"))
+    result = human_precision(args.human, llm=llm, lenient=args.lenient)
+    print(result.render("md" if args.format == "text" else args.format))
+    for note in result.notes:
+        log.warning("%s", note)
+    return 0
+
+
 def _precision(args: argparse.Namespace, cfg: Config) -> int:
+    if args.human:
+        return _human_precision(args, cfg)
+    if not args.kg:
+        from causalkg.errors import ConfigError
+
+        raise ConfigError("no KG to judge", hint="pass --kg FILE (repeatable), or --human FILE for people's judgements")
     from causalkg.evaluation.wikicausal.judges import create_judge
     from causalkg.evaluation.wikicausal.precision import NO_JUDGE_HINT, check_tries, eval_precision, judge_consistency
 

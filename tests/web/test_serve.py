@@ -1,0 +1,76 @@
+"""``causalkg serve``: the options' checks and messages, and a real server process on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from causalkg.config import load_config
+from causalkg.errors import ConfigError
+from causalkg.web.serve import is_loopback, plan_serve
+from tests.web.server import ServeProcess
+
+
+def _cfg(**overrides):
+    return load_config(search_cwd=False, overrides=overrides)
+
+
+def test_loopback_by_default_and_remote_only_when_asked():
+    plan, token = plan_serve(_cfg())
+    assert (plan.host, plan.port, plan.read_only, token) == ("127.0.0.1", 8000, False, None)
+    assert plan.allowed_hosts and "localhost" in plan.allowed_hosts
+    with pytest.raises(ConfigError, match="not a loopback address.*--allow-remote"):
+        plan_serve(_cfg(), host="0.0.0.0")
+    plan, _ = plan_serve(_cfg(), host="0.0.0.0", allow_remote=True)
+    assert plan.read_only and plan.allowed_hosts is None
+    plan, token = plan_serve(_cfg(), host="0.0.0.0", allow_remote=True, token="t")
+    assert not plan.read_only and token == "t"
+    assert is_loopback("::1") and is_loopback("localhost") and is_loopback("127.0.0.2") and not is_loopback("10.0.0.1")
+
+
+def test_token_from_the_environment(monkeypatch):
+    monkeypatch.setenv("CAUSALKG_WEB_TOKEN", "from-env")
+    plan, token = plan_serve(_cfg(), host="192.0.2.1", allow_remote=True)
+    assert token == "from-env" and not plan.read_only and plan.token
+
+
+def test_cli_messages(cli, in_tmp):
+    r = cli("serve", "--host", "0.0.0.0")
+    assert r.code == 2 and r.err.startswith("error: 0.0.0.0 is not a loopback address") and "--allow-remote" in r.err
+    r = cli("serve", "--dry-run")
+    assert r.code == 0 and "http://127.0.0.1:8000/ (judgements accepted)" in r.out
+    r = cli("serve", "--host", "0.0.0.0", "--allow-remote", "--dry-run")
+    assert r.code == 0 and "read-only" in r.out
+    r = cli("serve", "--host", "0.0.0.0", "--allow-remote", "--token", "x", "--dry-run")
+    assert "judgements need the token" in r.out
+    r = cli("serve", "--port", "70000", "--dry-run")
+    assert r.code == 2 and "--port must be" in r.err
+
+
+def _get(url: str, **headers: str) -> tuple[int, str]:
+    req = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, resp.read().decode("utf-8")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8")
+
+
+def test_a_real_server_answers_pages_and_sparql(kg_project, tmp_path):
+    root, cfg = kg_project
+    with ServeProcess(root / "data", "--judgements", str(tmp_path / "j.jsonl")) as srv:
+        assert srv.url.startswith("http://127.0.0.1:")
+        status, body = _get(srv.url + "/healthz")
+        assert status == 200 and json.loads(body)["edges"] == 13
+        status, body = _get(srv.url + "/concept/Q7944")
+        assert status == 200 and "tsunami" in body
+        q = urllib.parse.urlencode({"query": "SELECT ?x WHERE { wd:Q7944 ck:causes ?x }"})
+        status, body = _get(srv.url + "/sparql?" + q, Accept="text/csv")
+        assert status == 200 and body.splitlines()[0] == "x" and len(body.splitlines()) == 4
+        # DNS rebinding: a loopback server answers loopback host names only
+        status, _ = _get(srv.url + "/healthz", Host="attacker.example")
+        assert status == 400

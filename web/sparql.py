@@ -1,0 +1,243 @@
+"""Read-only SPARQL over the embedded Oxigraph store, for the ``/sparql`` endpoint and the query page.
+
+Each query runs in a child process (``python -m causalkg.web.sparql``) that opens the store
+read-only, runs the query and sends back at most ``cap`` results as JSON on its stdout. The
+parent waits at most ``timeout`` seconds and kills the child after that: a query that never
+ends (or computes a huge ORDER BY) costs nothing once its time is up, and the server stays
+responsive. A fresh read-only open per query also means each query sees the store as it is
+then: ``kg export`` replaces a graph in one transaction, so a query sees the old KG or the new
+one, and a writer may hold the store open meanwhile.
+
+Before a query reaches the store it is checked: updates (INSERT, DELETE, LOAD, CLEAR, DROP,
+CREATE, ADD, MOVE, COPY, WITH ...) and ``SERVICE`` (which would make the server fetch remote
+URLs) are refused with a clear message. The store is opened read-only in any case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from causalkg.errors import CausalKGError
+
+UPDATE_KEYWORDS = ("INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH")
+
+# Strings, IRIs and comments, which may contain any word without it being a keyword.
+_NOT_CODE = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*"""'
+    r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'(?:[^'\\\n]|\\.)*'"
+    r"|<[^<>\"{}|^`\\\s]*>"
+    r"|#[^\n]*",
+    re.S,
+)
+_PROLOGUE = re.compile(r"^\s*(?:(?:PREFIX\s+[^\s:]*:\s*|BASE\s+)\s*)*", re.I)
+
+
+class QueryError(CausalKGError):
+    """A query the endpoint will not run or that failed. ``status`` is the HTTP status to answer."""
+
+    def __init__(self, message: str, status: int = 400, hint: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.status = status
+
+
+def _code_only(query: str) -> str:
+    return _NOT_CODE.sub(" ", query)
+
+
+def check_query(query: str, max_length: int = 100_000) -> None:
+    """Refuse what the read-only endpoint never runs: empty or huge text, updates, SERVICE."""
+    if not query or not query.strip():
+        raise QueryError("the query is empty")
+    if len(query) > max_length:
+        raise QueryError(f"the query is longer than {max_length} characters")
+    code = _code_only(query)
+    head = _PROLOGUE.sub("", code).lstrip()
+    first = re.match(r"[A-Za-z]+", head)
+    if first and first.group(0).upper() in UPDATE_KEYWORDS:
+        raise QueryError(f"updates are refused: this endpoint is read-only ({first.group(0).upper()})", 403)
+    if re.search(r"\bSERVICE\b", code, re.I):
+        raise QueryError("SERVICE is refused: this endpoint does not query other endpoints", 403)
+
+
+@dataclass
+class SparqlResult:
+    """``kind``: select, ask or graph. Select bindings and graph triples hold terms as SPARQL
+    JSON term objects (``{"type", "value", ...}``); ``truncated`` when the cap cut them."""
+
+    kind: str
+    columns: list[str] = field(default_factory=list)
+    rows: list[dict[str, dict[str, str]]] = field(default_factory=list)
+    boolean: bool | None = None
+    triples: list[list[dict[str, str]]] = field(default_factory=list)
+    truncated: bool = False
+    cap: int = 0
+
+
+def run_query(db: str | Path, query: str, *, default_graph: str | None, timeout: float, cap: int,
+              prefixes: dict[str, str] | None = None, union: bool = False) -> SparqlResult:
+    """Run ``query`` over the store in ``db`` in a child process. Raises QueryError: 400 for a
+    query that is not valid SPARQL, 403 for an update or SERVICE, 503 when there is no store or
+    it cannot be read, 504 when the query ran past ``timeout`` seconds."""
+    check_query(query)
+    if not Path(db).is_dir():
+        raise QueryError(f"no triple store in {db}", 503, hint="run causalkg kg export (make kg does)")
+    job = {"db": str(db), "query": query, "default_graph": default_graph, "cap": int(cap),
+           "prefixes": prefixes or {}, "union": union}
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "causalkg.web.sparql"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        out, err = proc.communicate(json.dumps(job).encode("utf-8"), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise QueryError(f"the query ran longer than the time limit ({timeout:g} s) and was stopped", 504,
+                         hint="add a LIMIT, or narrow the patterns") from None
+    try:
+        answer = json.loads(out.decode("utf-8"))
+    except ValueError:
+        tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        raise QueryError(f"the query process failed: {tail[0]}", 500) from None
+    if "error" in answer:
+        raise QueryError(answer["error"], int(answer.get("status", 400)))
+    return SparqlResult(**answer)
+
+
+# --- result formats (SPARQL 1.1 Query Results JSON, CSV and TSV) -----------------------------
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+
+
+def to_json(res: SparqlResult) -> str:
+    if res.kind == "ask":
+        return json.dumps({"head": {}, "boolean": res.boolean})
+    if res.kind == "graph":
+        raise QueryError("a CONSTRUCT or DESCRIBE answer is a graph: ask for N-Triples (text/plain)", 406)
+    return json.dumps({"head": {"vars": res.columns}, "results": {"bindings": res.rows}}, ensure_ascii=False)
+
+
+def _csv_field(value: str) -> str:
+    if any(ch in value for ch in ',"\r\n'):
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+def _nt_term(t: dict[str, str]) -> str:
+    if t["type"] == "uri":
+        return f"<{t['value']}>"
+    if t["type"] == "bnode":
+        return f"_:{t['value']}"
+    v = (t["value"].replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+         .replace("\r", "\\r").replace("\t", "\\t"))
+    if "xml:lang" in t:
+        return f'"{v}"@{t["xml:lang"]}'
+    if "datatype" in t:
+        return f'"{v}"^^<{t["datatype"]}>'
+    return f'"{v}"'
+
+
+def to_csv(res: SparqlResult) -> str:
+    if res.kind == "ask":
+        return "_askResult\r\n" + ("true" if res.boolean else "false") + "\r\n"
+    if res.kind == "graph":
+        raise QueryError("a CONSTRUCT or DESCRIBE answer is a graph: ask for N-Triples (text/plain)", 406)
+    lines = [",".join(_csv_field(c) for c in res.columns)]
+    for r in res.rows:
+        lines.append(",".join(_csv_field(r[c]["value"]) if c in r else "" for c in res.columns))
+    return "\r\n".join(lines) + "\r\n"
+
+
+def to_tsv(res: SparqlResult) -> str:
+    if res.kind == "ask":
+        return "?_askResult\n" + ("true" if res.boolean else "false") + "\n"
+    if res.kind == "graph":
+        raise QueryError("a CONSTRUCT or DESCRIBE answer is a graph: ask for N-Triples (text/plain)", 406)
+    lines = ["\t".join("?" + c for c in res.columns)]
+    for r in res.rows:
+        lines.append("\t".join(_nt_term(r[c]) if c in r else "" for c in res.columns))
+    return "\n".join(lines) + "\n"
+
+
+def to_ntriples(res: SparqlResult) -> str:
+    if res.kind != "graph":
+        raise QueryError("only CONSTRUCT and DESCRIBE answers are graphs", 406)
+    return "".join(" ".join(_nt_term(t) for t in triple) + " .\n" for triple in res.triples)
+
+
+# --- the child process -----------------------------------------------------------------------
+
+
+def _term(term: Any) -> dict[str, str]:
+    import pyoxigraph
+
+    if isinstance(term, pyoxigraph.NamedNode):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, pyoxigraph.BlankNode):
+        return {"type": "bnode", "value": term.value}
+    if isinstance(term, pyoxigraph.Literal):
+        out = {"type": "literal", "value": term.value}
+        if term.language:
+            out["xml:lang"] = term.language
+        elif term.datatype is not None and term.datatype.value != XSD + "string":
+            out["datatype"] = term.datatype.value
+        return out
+    return {"type": "literal", "value": str(term)}  # a quoted triple (RDF-star): shown as text
+
+
+def _answer(job: dict[str, Any]) -> dict[str, Any]:
+    import pyoxigraph
+
+    try:
+        store = pyoxigraph.Store.read_only(job["db"])
+    except OSError as exc:
+        return {"error": f"cannot open the triple store: {exc}", "status": 503}
+    kwargs: dict[str, Any] = {"prefixes": job["prefixes"]}
+    if job["union"]:
+        kwargs["use_default_graph_as_union"] = True
+    elif job["default_graph"]:
+        kwargs["default_graph"] = pyoxigraph.NamedNode(job["default_graph"])
+    cap = job["cap"]
+    try:
+        res = store.query(job["query"], **kwargs)
+        if isinstance(res, pyoxigraph.QueryBoolean):
+            return {"kind": "ask", "boolean": bool(res), "cap": cap}
+        if isinstance(res, pyoxigraph.QuerySolutions):
+            columns = [v.value for v in res.variables]
+            rows, truncated = [], False
+            for sol in res:
+                if len(rows) >= cap:
+                    truncated = True
+                    break
+                rows.append({c: _term(sol[c]) for c in columns if sol[c] is not None})
+            return {"kind": "select", "columns": columns, "rows": rows, "truncated": truncated, "cap": cap}
+        triples, truncated = [], False
+        for t in res:
+            if len(triples) >= cap:
+                truncated = True
+                break
+            triples.append([_term(t.subject), _term(t.predicate), _term(t.object)])
+        return {"kind": "graph", "triples": triples, "truncated": truncated, "cap": cap}
+    except SyntaxError as exc:
+        return {"error": f"the query is not valid SPARQL: {exc}", "status": 400}
+    except (OSError, ValueError, TypeError, RuntimeError) as exc:
+        return {"error": f"the query failed: {exc}", "status": 400}
+
+
+def _main() -> int:
+    job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    sys.stdout.write(json.dumps(_answer(job), ensure_ascii=False))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())
