@@ -41,6 +41,7 @@
           box.dataset.nodes = String(cy.nodes().length);
         });
     }
+    window.causalkgGraph = cy; // for the browser test and the console
     cy.on("tap", "node", function (ev) { add(ev.target.id()); });
     cy.on("dbltap", "node", function (ev) { window.location.href = "/concept/" + encodeURIComponent(ev.target.id()); });
     cy.on("tap", "edge", function (ev) { window.location.href = "/edge/" + encodeURIComponent(ev.target.id()); });
