@@ -86,7 +86,7 @@ class WebApp:
         self.templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
         self.templates.env.globals.update(fmt_score=_fmt_score, settings=settings)
         self.judgements_file = Path(settings.judgements) if settings.judgements else J.judgements_path(settings.cfg)
-        self.store_db = (Path(settings.store) if settings.store else _data(settings.cfg) / "store") / "oxigraph"
+        self.store_folder = Path(settings.store) if settings.store else _data(settings.cfg) / "store"
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -286,7 +286,7 @@ class WebApp:
     def run_sparql(self, query: str, *, default_graph: str | None = None, union: bool = False) -> SparqlResult:
         from causalkg.kg import rdf
 
-        return run_query(self.store_db, query, default_graph=default_graph or self.s.cfg["kg"]["graph"],
+        return run_query(self.store_folder, query, default_graph=default_graph or self.s.cfg["kg"]["graph"],
                          timeout=self.s.query_timeout, cap=self.s.result_cap, prefixes=dict(rdf.PREFIXES),
                          union=union)
 

@@ -15,6 +15,7 @@ URLs) are refused with a clear message. The store is opened read-only in any cas
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -22,10 +23,11 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from causalkg.errors import CausalKGError
 
+OPEN_ATTEMPTS = 5
 UPDATE_KEYWORDS = ("INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH")
 
 # Strings, IRIs and comments, which may contain any word without it being a keyword.
@@ -82,15 +84,17 @@ class SparqlResult:
     cap: int = 0
 
 
-def run_query(db: str | Path, query: str, *, default_graph: str | None, timeout: float, cap: int,
+def run_query(folder: str | Path, query: str, *, default_graph: str | None, timeout: float, cap: int,
               prefixes: dict[str, str] | None = None, union: bool = False) -> SparqlResult:
-    """Run ``query`` over the store in ``db`` in a child process. Raises QueryError: 400 for a
+    """Run ``query`` over the store of ``folder`` (``<paths.data>/store``) in a child process.
+    Raises QueryError: 400 for a
     query that is not valid SPARQL, 403 for an update or SERVICE, 503 when there is no store or
     it cannot be read, 504 when the query ran past ``timeout`` seconds."""
     check_query(query)
-    if not Path(db).is_dir():
-        raise QueryError(f"no triple store in {db}", 503, hint="run causalkg kg export (make kg does)")
-    job = {"db": str(db), "query": query, "default_graph": default_graph, "cap": int(cap),
+    if not (Path(folder) / "oxigraph").exists():
+        raise QueryError(f"no triple store in {Path(folder) / 'oxigraph'}", 503,
+                         hint="run causalkg kg export (make kg does)")
+    job = {"folder": str(folder), "query": query, "default_graph": default_graph, "cap": int(cap),
            "prefixes": prefixes or {}, "union": union}
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "causalkg.web.sparql"], stdin=subprocess.PIPE,
@@ -193,18 +197,64 @@ def _term(term: Any) -> dict[str, str]:
     return {"type": "literal", "value": str(term)}  # a quoted triple (RDF-star): shown as text
 
 
-def _answer(job: dict[str, Any]) -> dict[str, Any]:
+@contextlib.contextmanager
+def open_store_read_only(folder: str | Path) -> Iterator[Any]:
+    """The embedded store of ``folder`` (``<paths.data>/store``), opened read-only.
+
+    When ``causalkg.kg.store`` publishes the store as generations (``reading_store``), the
+    current generation is opened and held against pruning while the block runs: a published
+    generation is never written again. Otherwise ``folder/oxigraph`` is opened beside any writer;
+    opening it while a writer compacts can fail (the files it lists are being replaced), which is
+    retried a few times."""
     import pyoxigraph
 
     try:
-        store = pyoxigraph.Store.read_only(job["db"])
-    except OSError as exc:
-        return {"error": f"cannot open the triple store: {exc}", "status": 503}
+        from causalkg.kg.store import reading_store  # type: ignore[attr-defined]
+    except ImportError:
+        reading_store = None
+    if reading_store is not None:
+        with reading_store(Path(folder)) as (db, _manifest):
+            if not Path(db).is_dir():
+                raise FileNotFoundError(f"no triple store in {db}")
+            yield pyoxigraph.Store.read_only(str(db))
+        return
+    db = Path(folder) / "oxigraph"
+    for attempt in range(OPEN_ATTEMPTS):
+        try:
+            store = pyoxigraph.Store.read_only(str(db))
+            store.query("ASK { ?s ?p ?o }")  # touches the files the open listed
+            break
+        except (OSError, RuntimeError):
+            if attempt == OPEN_ATTEMPTS - 1:
+                raise
+    yield store
+
+
+def _answer(job: dict[str, Any]) -> dict[str, Any]:
+    for attempt in range(OPEN_ATTEMPTS):
+        try:
+            with open_store_read_only(job["folder"]) as store:
+                return _run(store, job)
+        except (OSError, RuntimeError) as exc:
+            # a store being replaced under a reader of the plain layout: read it again
+            if attempt == OPEN_ATTEMPTS - 1:
+                return {"error": f"cannot read the triple store: {exc}", "status": 503}
+        except CausalKGError as exc:
+            return {"error": str(exc), "status": 503}
+    raise AssertionError("unreachable")
+
+
+def _run(store: Any, job: dict[str, Any]) -> dict[str, Any]:
+    import pyoxigraph
+
     kwargs: dict[str, Any] = {"prefixes": job["prefixes"]}
     if job["union"]:
         kwargs["use_default_graph_as_union"] = True
     elif job["default_graph"]:
-        kwargs["default_graph"] = pyoxigraph.NamedNode(job["default_graph"])
+        try:
+            kwargs["default_graph"] = pyoxigraph.NamedNode(job["default_graph"])
+        except ValueError as exc:
+            return {"error": f"default-graph-uri is not an IRI: {exc}", "status": 400}
     cap = job["cap"]
     try:
         res = store.query(job["query"], **kwargs)
@@ -228,7 +278,7 @@ def _answer(job: dict[str, Any]) -> dict[str, Any]:
         return {"kind": "graph", "triples": triples, "truncated": truncated, "cap": cap}
     except SyntaxError as exc:
         return {"error": f"the query is not valid SPARQL: {exc}", "status": 400}
-    except (OSError, ValueError, TypeError, RuntimeError) as exc:
+    except (ValueError, TypeError) as exc:
         return {"error": f"the query failed: {exc}", "status": 400}
 
 
