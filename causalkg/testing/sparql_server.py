@@ -49,6 +49,15 @@ class Fault(_BaseFault):
 RESULTS_JSON = "application/sparql-results+json"
 
 
+@dataclass
+class Refusal:
+    """An answer instead of the results: status, body and headers."""
+
+    status: int
+    body: bytes
+    headers: dict[str, str] | None = None
+
+
 class SPARQLServer(LoopbackServer):
     """Start with ``with SPARQLServer(store) as s:``; ``s.endpoint`` is the query URL."""
 
@@ -71,6 +80,17 @@ class SPARQLServer(LoopbackServer):
         with opener(path, "rb") as fh:
             store.bulk_load(input=fh, format=ox.RdfFormat.N_TRIPLES)
         return cls(store, **kwargs)
+
+    # -- hooks for subclasses that model a real service (``wdqs_server.WDQSServer``) ------------
+
+    def before_query(self, query: str) -> "Refusal | None":
+        """Called before a query runs: a Refusal answers the request instead (e.g. 429)."""
+        return None
+
+    def after_query(self, query: str, seconds: float) -> "Refusal | None":
+        """Called once a query ran and its answer is serialised (``seconds`` for both, which is
+        when Oxigraph evaluates): a Refusal replaces the answer."""
+        return None
 
     # -- control -----------------------------------------------------------------------------
 
@@ -169,6 +189,11 @@ class SPARQLServer(LoopbackServer):
                 if not query:
                     self._send(400, b"missing 'query' parameter\n")
                     return
+                refused = server.before_query(query)
+                if refused is not None:
+                    self._send(refused.status, refused.body, headers=refused.headers)
+                    return
+                started = time.perf_counter()
                 try:
                     result = server.store.query(query)
                 except SyntaxError as exc:
@@ -180,6 +205,10 @@ class SPARQLServer(LoopbackServer):
                 else:
                     data = result.serialize(format=ox.RdfFormat.N_TRIPLES)
                     ctype = "application/n-triples"
+                refused = server.after_query(query, time.perf_counter() - started)
+                if refused is not None:
+                    self._send(refused.status, refused.body, headers=refused.headers)
+                    return
                 if fault is not None and fault.trickle:
                     send_trickle(self, data, interval=fault.trickle, content_type=ctype)
                     return
@@ -201,4 +230,4 @@ class SPARQLServer(LoopbackServer):
         return self
 
 
-__all__ = ["SPARQLServer", "Fault", "RESULTS_JSON"]
+__all__ = ["SPARQLServer", "Fault", "Refusal", "RESULTS_JSON"]
