@@ -7,9 +7,11 @@ public service is scaled down so the run takes a minute or two, not hours: pages
 ``PAGE`` rows (the default is 5000 against classes of 100k+), a per-query limit of
 ``LIMIT_S`` seconds (60 s), ``ROW_COST_S`` seconds per OFFSET row, and ``BUDGET_S`` seconds of
 query time per ``WINDOW_S`` seconds (60 s per 60 s); the modelled cost is really waited for.
-The client is `corpus build --only wikidata --source live` with ``wikidata.paging`` = offset,
-then keyset (a fresh cache each), fewer retries than the default so a run that cannot finish
-stops quickly.
+The client runs the step that pages deep, the instances (P31/P279*) of every seed class
+(``corpus.wikidata.instances_of_seeds``, what `corpus build` runs first), with
+``wikidata.paging`` = offset, then keyset (a fresh cache each), fewer retries than the default
+so a run that cannot finish stops quickly. (The VALUES-batched queries after it page shallowly
+either way; tests/corpus/test_world.py runs the whole build through this server.)
 
 Printed per size and mode: requests, server-side cost (sum and largest query), the deepest
 OFFSET asked, timeouts, 429s, wall time, and whether the build finished with the same files.
@@ -26,18 +28,18 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from causalkg.config import load_config
-from causalkg.corpus.build import build_wikidata
+from causalkg.corpus.build import make_client
+from causalkg.corpus.wikidata import WikidataSettings, instances_of_seeds
 from causalkg.errors import CausalKGError
 from causalkg.testing.wdqs_server import WDQSServer
 from causalkg.testing.world import WIKIDATA_NAME, make_world
 
-SIZES = (1000, 3000, 8000)
+SIZES = (2000, 8000, 32000)
 PAGE = 100
-LIMIT_S = 1.0
-ROW_COST_S = 4e-4
-BUDGET_S = 6.0
-WINDOW_S = 10.0
-FILES = ("event_classes.jsonl", "concepts.jsonl", "base_kg.jsonl")
+LIMIT_S = 3.0
+ROW_COST_S = 5e-4
+BUDGET_S = 10.0
+WINDOW_S = 15.0
 
 
 def load(path: Path) -> ox.Store:
@@ -53,18 +55,20 @@ def run(store: ox.Store, tmp: Path, paging: str) -> dict:
         cfg = load_config(search_cwd=False, overrides={
             "paths.data": str(tmp / paging / "data"), "paths.cache": str(tmp / paging / "cache"),
             "wikidata.endpoint": server.endpoint, "wikidata.paging": paging, "wikidata.page_size": PAGE,
-            "wikidata.values_batch": PAGE, "wikidata.counts": "never", "wikidata.timeout": 10.0,
-            "wikidata.max_retries": 3, "wikidata.backoff_base": 0.5, "wikidata.backoff_cap": 30.0,
-            "run.progress": "never"})
+            "wikidata.timeout": 30.0, "wikidata.max_retries": 3, "wikidata.backoff_base": 0.5,
+            "wikidata.backoff_cap": 30.0, "run.progress": "never"})
+        settings = WikidataSettings.from_config(cfg)
+        client = make_client(cfg)
         t0 = time.perf_counter()
-        error = None
+        error, found = None, None
         try:
-            build_wikidata(cfg, source="live")
+            found = instances_of_seeds(client, settings)
         except CausalKGError as exc:
-            error = str(exc).splitlines()[0][:90]
+            error = str(exc).splitlines()[0][:80]
+        finally:
+            client.cache.close()
         wall = time.perf_counter() - t0
-        out = {"wall_s": wall, "error": error, **server.stats.to_dict()}
-    out["files"] = None if error else {f: (tmp / paging / "data" / "wikidata" / f).read_bytes() for f in FILES}
+        out = {"wall_s": wall, "error": error, "found": found, **server.stats.to_dict()}
     return out
 
 
@@ -85,10 +89,10 @@ def main() -> None:
         for mode, r in results.items():
             if r["error"]:
                 result = f"FAILED: {r['error']}"
-            elif mode == "keyset" and results["offset"]["files"] is not None:
-                result = "ok, same files as offset" if r["files"] == results["offset"]["files"] else "ok, FILES DIFFER"
+            elif mode == "keyset" and results["offset"]["found"] is not None:
+                result = "ok, same instances as offset" if r["found"] == results["offset"]["found"] else "ok, DIFFERENT"
             else:
-                result = "ok"
+                result = f"ok, {sum(len(v) for v in r['found'].values())} instances"
             print(f"{n:>6} {mode:>7} {r['requests']:>8} {r['cost_s']:>7.1f} {r['max_cost_s']:>7.2f} "
                   f"{r['max_offset']:>10} {r['timeouts']:>8} {r['throttled_429']:>5} {r['wall_s']:>7.1f}  {result}",
                   flush=True)

@@ -36,12 +36,14 @@ from causalkg.manifest import build_manifest, file_sha256, write_manifest
 from causalkg.progress import progress
 from causalkg.retry import RetryPolicy
 from causalkg.corpus import basekg, queries, wikidata
+from causalkg.corpus.dump import default_workers
+from causalkg.corpus.jsondump import DumpFilter, JsonDumpEngine
 from causalkg.corpus.snapshot import SNAPSHOT_CAUSAL_PROPERTY, SnapshotEngine
 from causalkg.corpus.sparql import Engine, SPARQLClient
 
 log = logging.getLogger(__name__)
 
-SOURCES = ("live", "snapshot", "auto")
+SOURCES = ("live", "snapshot", "auto", "json-dump")
 ONLY = ("wikidata", "wikipedia")
 OUTPUT_FILES = {"event_classes": "event_classes.jsonl", "concepts": "concepts.jsonl", "base_kg": "base_kg.jsonl"}
 
@@ -85,6 +87,10 @@ def resolve_source(cfg: Config, source: str | None, *, probe: bool = True,
     endpoint = str(cfg.get("wikidata.endpoint") or "")
     if source == "snapshot":
         return "snapshot", "requested"
+    if source == "json-dump":
+        if not str(cfg.get("wikidata.dump") or ""):
+            raise ConfigError("--source json-dump needs a dump", hint="pass --wikidata-dump PATH or set wikidata.dump")
+        return "json-dump", "requested"
     if not endpoint:
         if source == "live":
             raise ConfigError("--source live needs an endpoint", hint="set wikidata.endpoint or pass --endpoint URL")
@@ -106,14 +112,22 @@ def resolve_source(cfg: Config, source: str | None, *, probe: bool = True,
     return "snapshot", f"{endpoint} did not answer the probe: {reason}"
 
 
+def dump_filter(s: wikidata.WikidataSettings) -> DumpFilter:
+    """What a JSON dump conversion keeps: what the queries read under these settings."""
+    props = ("P31", "P279", *s.subject_properties, *s.object_properties)
+    return DumpFilter(languages=tuple(s.languages), properties=tuple(dict.fromkeys(props)),
+                      sites=tuple(dict.fromkeys((s.wikipedia_site, s.wikinews_site))))
+
+
 def plan(cfg: Config, source: str, why: str, s: wikidata.WikidataSettings) -> list[str]:
     """The dry-run plan: what would be read, asked and written."""
     out = wikidata_dir(cfg)
     src = (f"snapshot {cfg.path('wikidata.snapshot')}" if source == "snapshot"
+           else f"JSON dump {cfg.path('wikidata.dump')}" if source == "json-dump"
            else f"endpoint {cfg.get('wikidata.endpoint')}" if source == "live"
            else f"auto: {why}")
     return [
-        f"source: {src}" + (f" ({why})" if source in ("live", "snapshot") and why != "requested" else ""),
+        f"source: {src}" + (f" ({why})" if source in ("live", "snapshot", "json-dump") and why != "requested" else ""),
         f"seed classes: {len(s.seeds)} ({', '.join(s.seeds[:5])}{', ...' if len(s.seeds) > 5 else ''})",
         f"discover event classes: Wikinews-linked items' classes under {s.root_class} ({s.wikinews_site})",
         f"instances: P31/P279* of each seed class, pages of {s.page_size}",
@@ -152,6 +166,9 @@ def build_wikidata(
             make_client(cfg)
         if chosen == "snapshot" and not snapshot_path.is_file():
             SnapshotEngine(snapshot_path)  # raises the missing-snapshot error
+        if chosen == "json-dump" and not cfg.path("wikidata.dump").is_file():
+            raise SourceError(f"the Wikidata JSON dump {cfg.path('wikidata.dump')} does not exist",
+                              hint="pass --wikidata-dump PATH")
         steps = plan(cfg, chosen, why, settings)
         if chosen == "auto":
             steps.insert(1, f"fallback snapshot: {snapshot_path}" + ("" if snapshot_path.is_file() else " (MISSING)"))
@@ -164,12 +181,19 @@ def build_wikidata(
     if chosen == "live":
         engine = make_client(cfg, refresh=refresh, sleep=sleep)
         endpoint = engine.endpoint
+    elif chosen == "json-dump":
+        t0 = time.perf_counter()
+        engine = JsonDumpEngine(cfg.path("wikidata.dump"), cfg.path("paths.cache"), dump_filter(settings),
+                                workers=default_workers(int(cfg.get("run.workers", 0) or 0)))
+        timings["load_json_dump"] = time.perf_counter() - t0
+        endpoint = engine.endpoint
     else:
         t0 = time.perf_counter()
         engine = SnapshotEngine(cfg.input_path("wikidata.snapshot"))
         timings["load_snapshot"] = time.perf_counter() - t0
         endpoint = engine.endpoint
-    counting = settings.counts == "always" or (settings.counts == "auto" and chosen == "live")
+    # The JSON dump has every sitelink, like the live service: counts are computed from it too.
+    counting = settings.counts == "always" or (settings.counts == "auto" and chosen in ("live", "json-dump"))
 
     # A live build asks thousands of queries: the bar counts them, its postfix names the step.
     steps = progress(desc="wikidata", unit="query", mode=str(cfg.get("run.progress")))
@@ -248,11 +272,14 @@ def build_wikidata(
     stats = engine.stats.to_dict()
     manifest = build_manifest(
         "corpus.wikidata", cfg,
-        inputs={"snapshot": cfg.input_path("wikidata.snapshot")} if chosen == "snapshot" else None,
+        inputs=({"snapshot": cfg.input_path("wikidata.snapshot")} if chosen == "snapshot"
+                else {"json_dump": cfg.path("wikidata.dump")} if chosen == "json-dump" else None),
         outputs=outputs, counts=counts_out, timings=timings, notes=notes,
         extra={"source": chosen, "source_reason": why, "endpoint": endpoint,
                "user_agent": cfg.get("wikidata.user_agent") if chosen == "live" else None,
-               "queries": stats, "not_computed": not_computed},
+               "queries": stats, "not_computed": not_computed,
+               **({"json_dump": engine.converted, "json_dump_store": str(engine.store_path)}
+                  if isinstance(engine, JsonDumpEngine) else {})},
     )
     write_manifest(out_dir, manifest)
     return {"source": chosen, "endpoint": endpoint, "counts": counts_out, "notes": notes, "outputs": outputs,

@@ -33,8 +33,11 @@ def register(subparsers: Any) -> None:
     group = add_group(subparsers, "corpus", "build the corpus: Wikidata concepts, the Base KG, Wikipedia documents")
     p = add_command(group, "build", _build, "build the Wikidata files and the Wikipedia documents",
                     description=BUILD_HELP)
-    p.add_argument("--source", choices=["live", "snapshot", "auto"], default=None,
-                   help="where Wikidata comes from (default: wikidata.source, 'auto')")
+    p.add_argument("--source", choices=["live", "snapshot", "auto", "json-dump"], default=None,
+                   help="where Wikidata comes from (default: wikidata.source, 'auto'); json-dump reads "
+                        "--wikidata-dump")
+    p.add_argument("--wikidata-dump", metavar="PATH", default=None,
+                   help="Wikidata JSON dump, latest-all.json.bz2 / .gz / .json (wikidata.dump)")
     p.add_argument("--endpoint", metavar="URL", default=None, help="the SPARQL endpoint (wikidata.endpoint)")
     p.add_argument("--refresh", action="store_true", help="ask the endpoint again instead of using cached answers")
     p.add_argument("--dry-run", action="store_true", help="validate the settings and print the plan; write nothing")
@@ -52,6 +55,7 @@ def _build(args: argparse.Namespace, cfg: Config) -> int:
 
     cfg = cfg.with_overrides({
         "wikidata.endpoint": args.endpoint,
+        "wikidata.dump": args.wikidata_dump,
         "wikipedia.dump": args.dump,
         "wikipedia.index": args.index,
         "wikipedia.select": args.select,
