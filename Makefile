@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -c constraints.txt --upgrade pip
 	$(PIP) install -c constraints.txt torch==2.13.0
-	$(PIP) install -c constraints.txt -e '.[dev,notebooks,bench]'
+	$(PIP) install -c constraints.txt -e '.[dev,notebooks,bench,ray]'
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -45,6 +45,8 @@ def _common_options(suppress: bool) -> argparse.ArgumentParser:
                    help="a TOML file over the defaults (default: ./causalkg.toml when present)")
     g.add_argument("--set", dest="command_overrides" if suppress else "overrides", metavar="KEY=VALUE",
                    action="append", default=default, help="override one config key, e.g. --set wikidata.timeout=30 (repeatable)")
+    g.add_argument("--engine", choices=["local", "ray"], default=default,
+                   help="where the heavy stages run: this machine, or a Ray cluster (run.engine; see run.ray_address)")
     g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="show tracebacks and debug logs")
     g.add_argument("--force", action="store_true", default=argparse.SUPPRESS if suppress else False,
@@ -162,6 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         assignments = [*(getattr(args, "overrides", None) or []), *(getattr(args, "command_overrides", None) or [])]
         overrides = dict(parse_assignment(a) for a in assignments)
+        if getattr(args, "engine", None):
+            overrides["run.engine"] = args.engine
         cfg = load_config(getattr(args, "config", None), overrides)
         if not progress_enabled(cfg.get("run.progress", "auto")):
             # transformers and huggingface_hub draw bars of their own ("Loading weights", ...):

@@ -573,16 +573,26 @@ def default_workers(workers: int | None) -> int:
 
 def run_units(
     dump_path: str | os.PathLike, units: Iterable[Unit], task: PageTask, *, workers: int = 1,
-    window: int | None = None,
+    window: int | None = None, ray: Any = None,
 ) -> Iterator[UnitResult]:
     """Run units in a process pool of ``workers`` (inline when 1) and yield their results in
     the order of ``units`` (so the output never depends on the worker count).
 
     ``units`` may be a lazy iterator (a sequential read produces them as it goes): at most
-    ``window`` units are in flight. A worker that crashes on a unit becomes a ``unit`` failure;
+    ``window`` units are in flight. ``ray`` (``causalkg.distributed.RaySettings``): run the
+    units as Ray tasks instead of a process pool, same results in the same order. A worker that crashes on a unit becomes a ``unit`` failure;
     a pool that dies (a worker killed, e.g. out of memory) raises SourceError.
     """
     path = str(dump_path)
+    if ray is not None:
+        # run.engine = "ray": each unit is a Ray task (the dump on storage every node reads),
+        # results in unit order as here; a failed task is retried, then the read fails.
+        from causalkg.distributed import map_ordered
+
+        for _, result in map_ordered(run_unit, units, lambda u: (path, u, task), ray, window=window or 0,
+                                     what=lambda u: f"dump unit {u.key}"):
+            yield result
+        return
     if workers <= 1:
         for unit in units:
             yield run_unit(path, unit, task)

@@ -41,6 +41,7 @@ from typing import Any, Iterable, Iterator
 
 from pydantic import ValidationError
 
+from causalkg.distributed import RaySettings, engine_of
 from causalkg.config import CHECKOUT_ROOT, Config
 from causalkg.contracts import Concept, CorpusDocument
 from causalkg.errors import ConfigError, SchemaError, SourceError
@@ -251,6 +252,7 @@ class _Plan:
     url_base: str
     max_hops: int
     notes: list[str]
+    ray: Any = None  # RaySettings when run.engine = "ray" (units run as Ray tasks)
 
 
 def _make_plan(cfg: Config, concepts_path: Path, dry_run: bool) -> tuple[_Plan, _Concepts]:
@@ -308,10 +310,11 @@ def _make_plan(cfg: Config, concepts_path: Path, dry_run: bool) -> tuple[_Plan, 
         infoboxes = EventInfoboxes.load(infobox_path)
 
     workers = dumplib.default_workers(int(cfg.get("run.workers", 0) or 0))
+    ray = RaySettings.from_config(cfg) if engine_of(cfg) == "ray" else None
     drop = tuple(str(s) for s in wp.get("drop_sections", ()))
     words = tuple(str(s) for s in wp.get("timeline_words", ())) or ("timeline", "chronolog")
     plan = _Plan(
-        dump=dump, index=index, bundled=bundled, mode=mode, workers=workers, titles=titles,
+        dump=dump, index=index, bundled=bundled, mode=mode, workers=workers, titles=titles, ray=ray,
         infoboxes=infoboxes, infobox_path=infobox_path, options=ConvertOptions(drop, words),
         url_base=str(wp["url_base"]), max_hops=int(wp.get("max_redirect_hops", 3)), notes=notes,
     )
@@ -465,7 +468,7 @@ def _run_units(plan: _Plan, parts: _Parts, units: Iterable[Unit], task: CorpusTa
             bar.update(meta["bytes"])
         else:
             todo.append(unit)
-    for result in dumplib.run_units(plan.dump, todo, task, workers=plan.workers):
+    for result in dumplib.run_units(plan.dump, todo, task, workers=plan.workers, ray=plan.ray):
         for f in result.failures:
             log.warning("warning: %s", f.describe())
         meta = parts.write(result)
@@ -588,7 +591,7 @@ def _read_sequential(plan: _Plan, parts: _Parts, tally: _Tally, bar) -> dict[str
                 else:
                     yield unit
 
-        for result in dumplib.run_units(plan.dump, fresh(), task, workers=plan.workers):
+        for result in dumplib.run_units(plan.dump, fresh(), task, workers=plan.workers, ray=plan.ray):
             for f in result.failures:
                 log.warning("warning: %s", f.describe())
             meta = parts.write(result)
@@ -828,6 +831,7 @@ def build_documents(cfg: Config, *, concepts_path: Path, out_dir: Path, refresh:
             "converter_version": CONVERTER_VERSION,
             "selection": {"mode": plan.mode, "requested": str(cfg.get("wikipedia.select")),
                           "bundled_snapshot": plan.bundled, "workers": plan.workers,
+                          "engine": "ray" if plan.ray is not None else "local",
                           "read": "index" if plan.index is not None else "sequential", **read_info},
             "missing_titles": missing[:10000],
             "redirects": dict(sorted(tally.redirects.items())),

@@ -29,6 +29,7 @@ from typing import Any, Iterator
 from pydantic import ValidationError
 
 from causalkg.config import Config
+from causalkg.distributed import ActorPool, RaySettings, RayStats, engine_of
 from causalkg.contracts import CorpusDocument, Extraction, TextRecord
 from causalkg.errors import ConfigError, SchemaError
 from causalkg.jsonl import ReadStats, atomic_write, format_validation_error, iter_json_lines, open_text
@@ -152,13 +153,15 @@ def _settings(cfg: Config, extractor_spec: str) -> dict[str, Any]:
 def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLike | None = None,
             output: str | os.PathLike | None = None, shard_size: int | None = None, lenient: bool = False,
             force: bool = False, dry_run: bool = False, limit: int | None = None,
-            extractor_obj: Extractor | None = None) -> ExtractResult:
+            extractor_obj: Extractor | None = None, extractor_factory: Any = None) -> ExtractResult:
     """Extract cause-effect pairs from ``input`` to ``output`` (defaults: ``extract.input``,
     ``extract.output``) with ``extractor`` (``qa``, ``patterns``, ``llm``, or ``name:arg``).
 
     ``lenient`` skips invalid input lines (counted); ``force`` redoes every shard; ``dry_run``
     checks the input and settings and returns the plan; ``limit`` stops after that many
-    documents. ``extractor_obj`` supplies a ready extractor (tests, benchmarks).
+    documents. ``extractor_obj`` supplies a ready extractor (tests, benchmarks);
+    ``extractor_factory`` a picklable callable that makes one (in each Ray actor with
+    ``run.engine = "ray"``, where the shards run on a Ray cluster; see causalkg.distributed).
     Raises ConfigError (settings), SchemaError (``path:line:`` of a bad input line),
     ModelError (the QA model), SourceError (the LLM server).
     """
@@ -202,8 +205,17 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
                              plan=plan)
 
     t_load = time.perf_counter()
-    segmenter = make_segmenter(cfg)
-    ext = extractor_obj or create_extractor(spec, cfg)
+    engine = engine_of(cfg)
+    pool = None
+    ray_stats = RayStats()
+    if engine == "ray":
+        # One actor per CPU (or per GPU): each loads the segmenter and the model once.
+        pool = ActorPool(ShardWorker, (cfg, spec, extractor_factory), RaySettings.from_config(cfg), stats=ray_stats)
+        segmenter = None
+        ext = _RemoteExtractor(*pool.ray.get(pool.actors[0].identity.remote()))
+    else:
+        segmenter = make_segmenter(cfg)
+        ext = extractor_obj or (extractor_factory() if extractor_factory is not None else create_extractor(spec, cfg))
     load_seconds = time.perf_counter() - t_load
     run_fp = fingerprint(settings, ext.describe())
     shards_dir.mkdir(parents=True, exist_ok=True)
@@ -216,7 +228,10 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     resumed = 0
     bar = progress(total=total_docs, desc=f"extracting ({ext.name})", unit="doc")
     try:
-        for k, (records, digest) in enumerate(_shards(in_path, size, lenient, stats)):
+        if pool is not None:
+            done_state = _extract_ray(pool, in_path, size, lenient, stats, limit, shards_dir, run_fp, force, bar)
+            totals, n_docs, shard_files, resumed = done_state
+        for k, (records, digest) in enumerate(() if pool is not None else _shards(in_path, size, lenient, stats)):
             if limit is not None and n_docs >= limit:
                 break
             if limit is not None:
@@ -239,6 +254,8 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
             bar.update(len(records))
     finally:
         bar.close()
+        if pool is not None:
+            pool.close()
     # Shards of an earlier, longer input are not part of this output.
     keep = {p.name for p in shard_files} | {p.name.replace(".jsonl", ".done.json") for p in shard_files}
     for stale in shards_dir.glob("[0-9]*.*"):
@@ -270,7 +287,8 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
         STAGE, cfg, inputs={"input": in_path}, counts=totals,
         timings={"total": seconds, "load": load_seconds},
         models={"extractor": ext.describe()}, notes=notes,
-        extra={"settings": settings, "limit": limit, "extractor_stats": ext.stats()},
+        extra={"settings": settings, "limit": limit, "extractor_stats": ext.stats(), "engine": engine,
+               **({"ray": ray_stats.to_dict()} if engine == "ray" else {})},
     )
     manifest["outputs"] = {"extractions": {"path": str(out_path), "sha256": file_sha256(out_path), "records": n_out},
                            "shards": str(shards_dir)}
@@ -280,11 +298,54 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     return ExtractResult(out_path, manifest_path, documents=n_docs, extractions=n_out, counts=totals, plan=plan)
 
 
+def _extract_ray(pool: "ActorPool", in_path: Path, size: int, lenient: bool, stats: ReadStats, limit: int | None,
+                 shards_dir: Path, run_fp: str, force: bool, bar: Any) -> tuple[dict[str, int], int, list[Path], int]:
+    """The shard loop of the ray engine: the same shards, fingerprints and checkpoint files as
+    the local loop; shards not yet done go to the actor pool, their results are written here in
+    shard order (so the shard files, and the output, are the local engine's bytes)."""
+    totals: dict[str, int] = {}
+    state = {"n_docs": 0, "resumed": 0}
+    files: dict[int, Path] = {}
+
+    def add(counts: dict[str, Any], n: int) -> None:
+        for key, v in counts.items():
+            totals[key] = totals.get(key, 0) + int(v)
+        state["n_docs"] += n
+        bar.update(n)
+
+    def todo() -> Iterator[tuple[int, list[dict], str]]:
+        seen = 0
+        for k, (records, digest) in enumerate(_shards(in_path, size, lenient, stats)):
+            if limit is not None and seen >= limit:
+                return
+            if limit is not None:
+                records = records[: limit - seen]
+            seen += len(records)
+            shard_fp = fingerprint(run_fp, digest, len(records))
+            files[k] = shards_dir / f"{k:05d}.jsonl"
+            done = _read_json(shards_dir / f"{k:05d}.done.json")
+            if not force and done and done.get("fingerprint") == shard_fp and files[k].is_file():
+                state["resumed"] += 1
+                add(done["counts"], len(records))
+                continue
+            yield k, records, shard_fp
+
+    for (k, records, shard_fp), (text, counts) in pool.map_ordered(
+            "run", todo(), lambda job: (job[1],), what=lambda job: f"shard {job[0]:05d}"):
+        with atomic_write(files[k]) as fh:
+            fh.write(text)
+        with atomic_write(shards_dir / f"{k:05d}.done.json") as fh:
+            json.dump({"fingerprint": shard_fp, "documents": len(records), "counts": counts}, fh)
+        add(counts, len(records))
+    return totals, state["n_docs"], [files[k] for k in sorted(files)], state["resumed"]
+
+
 def _numeric(stats: dict[str, Any]) -> dict[str, int]:
     return {k: int(v) for k, v in stats.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def _run_shard(records: list[dict], segmenter: Segmenter, ext: Extractor, shard_file: Path) -> dict[str, int]:
+def _shard_output(records: list[dict], segmenter: Segmenter, ext: Extractor) -> tuple[str, dict[str, int]]:
+    """A shard's extraction lines (the shard file's exact text) and its counts."""
     docs = [prepare(r, segmenter) for r in records]
     order = {d.id: i for i, d in enumerate(docs)}
     before = _numeric(ext.stats())
@@ -293,18 +354,52 @@ def _run_shard(records: list[dict], segmenter: Segmenter, ext: Extractor, shard_
     # shard, kept with it so a resumed run still reports them.
     after = _numeric(ext.stats())
     delta = {k: v - before.get(k, 0) for k, v in after.items() if k not in ("sentences", "extractions")}
-    with atomic_write(shard_file) as fh:
-        for rec in out:
-            Extraction.model_validate(rec)  # our own records must honour the contract
-            fh.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")))
-            fh.write("\n")
+    lines = []
+    for rec in out:
+        Extraction.model_validate(rec)  # our own records must honour the contract
+        lines.append(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
     n_sent = sum(len(d.sentences) for d in docs)
     n_cand = sum(1 for d in docs for s in d.sentences if s.is_candidate)
-    return {"sentences": n_sent, "candidates": n_cand,
-            "candidates_cue": sum(1 for d in docs for s in d.sentences if s.cues),
-            "candidates_concept": sum(1 for d in docs for s in d.sentences if s.concept_mentions),
-            "empty_documents": sum(1 for d in docs if not d.sentences),
-            **delta}
+    return "".join(lines), {"sentences": n_sent, "candidates": n_cand,
+                            "candidates_cue": sum(1 for d in docs for s in d.sentences if s.cues),
+                            "candidates_concept": sum(1 for d in docs for s in d.sentences if s.concept_mentions),
+                            "empty_documents": sum(1 for d in docs if not d.sentences),
+                            **delta}
+
+
+def _run_shard(records: list[dict], segmenter: Segmenter, ext: Extractor, shard_file: Path) -> dict[str, int]:
+    text, counts = _shard_output(records, segmenter, ext)
+    with atomic_write(shard_file) as fh:
+        fh.write(text)
+    return counts
+
+
+class ShardWorker:
+    """A Ray actor of the ``ray`` engine: loads the segmenter and the extractor once (one model
+    load per actor), then turns shards of records into (shard text, counts)."""
+
+    def __init__(self, cfg: Config, spec: str, factory: Any = None):
+        self.segmenter = make_segmenter(cfg)
+        self.ext = factory() if factory is not None else create_extractor(spec, cfg)
+
+    def identity(self) -> tuple[str, Any]:
+        return self.ext.name, self.ext.describe()
+
+    def run(self, records: list[dict]) -> tuple[str, dict[str, int]]:
+        return _shard_output(records, self.segmenter, self.ext)
+
+
+class _RemoteExtractor:
+    """What the stage needs to know of the actors' extractor on the driver."""
+
+    def __init__(self, name: str, described: Any):
+        self.name, self._described = name, described
+
+    def describe(self) -> Any:
+        return self._described
+
+    def stats(self) -> dict[str, Any]:
+        return {}
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

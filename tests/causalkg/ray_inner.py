@@ -1,0 +1,110 @@
+"""The Ray engine's tests proper, run by tests/causalkg/test_ray_engine.py in a child process
+inside a network namespace that has only loopback (this file is not collected on its own: its
+name does not start with test_). CAUSALKG_RAY_TMP is the outer test's tmp folder."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from causalkg.config import load_config
+
+if os.environ.get("CAUSALKG_RAY_CHILD") != "1":
+    pytest.skip("run by test_ray_engine.py inside a loopback-only namespace", allow_module_level=True)
+
+
+# --- inside the namespace --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def world():
+    from causalkg.testing.world import make_world
+
+    root = Path(os.environ["CAUSALKG_RAY_TMP"])
+    info = make_world(root / "world", events=10, others=30, seed=5)
+    return root, info
+
+
+def cfg_for(root: Path, info: dict, name: str, **more):
+    overrides = dict(s.split("=", 1) for s in info["set"])
+    overrides.update({"paths.data": str(root / name / "data"), "paths.cache": str(root / name / "cache"),
+                      "run.workers": 2, "run.ray_temp_dir": str(root / "ray"), "extract.extractor": "patterns",
+                      "extract.shard_size": 2, "extract.input": str(root / "local" / "data" / "corpus" / "corpus.jsonl"),
+                      "extract.output": str(root / name / "data" / "kg" / "extractions.jsonl")})
+    overrides.update(more)
+    return load_config(search_cwd=False, overrides=overrides)
+
+
+@pytest.fixture(scope="module")
+def cluster(world):
+    import ray
+
+    root, info = world
+    import socket
+
+    (root / "interfaces.json").write_text(json.dumps(sorted(name for _, name in socket.if_nameindex())))
+    from causalkg.distributed import RaySettings, ensure_ray
+
+    ensure_ray(RaySettings.from_config(cfg_for(root, info, "x")))
+    assert ray.is_initialized()
+    assert ray.cluster_resources().get("CPU") == 2
+    node = ray.nodes()[0]
+    assert node["NodeManagerAddress"] == "127.0.0.1"
+    assert Path(ray._private.worker._global_node.get_session_dir_path()).is_relative_to(root / "ray")
+    yield ray
+    ray.shutdown()
+
+
+def test_inner_corpus_build_is_the_same_on_ray(world, cluster):
+    from causalkg.corpus.build import build
+
+    root, info = world
+    build(cfg_for(root, info, "local"), source="snapshot")
+    build(cfg_for(root, info, "ray", **{"run.engine": "ray"}), source="snapshot")
+    a = (root / "local" / "data" / "corpus" / "corpus.jsonl").read_bytes()
+    assert a == (root / "ray" / "data" / "corpus" / "corpus.jsonl").read_bytes()
+    assert a.count(b"\n") == 10
+    manifest = json.loads((root / "ray" / "data" / "corpus" / "manifest.json").read_text())
+    assert "ray" in json.dumps(manifest)
+
+
+def test_inner_extraction_is_the_same_on_ray_with_a_retry(world, cluster):
+    from causalkg.kg.extract import extract
+    from causalkg.testing.flaky import FlakyFactory
+
+    root, info = world
+    local = extract(cfg_for(root, info, "local"))
+    assert local.documents == 10 and local.counts["shards"] == 5
+    docs = [json.loads(x) for x in Path(local.plan["input"]).read_text().splitlines()]
+    marker = root / "fail-once"
+    marker.write_text("x")
+    cfg = cfg_for(root, info, "ray1", **{"run.engine": "ray"})
+    result = extract(cfg, extractor_factory=FlakyFactory(cfg, "patterns", str(marker), str(docs[5]["id"])))
+    assert not marker.exists()  # the fault happened, in an actor
+    assert result.output.read_bytes() == local.output.read_bytes()
+    manifest = json.loads(result.manifest_path.read_text())
+    assert manifest["engine"] == "ray" and manifest["ray"]["retries"] == 1 and manifest["ray"]["actors"] == 2
+
+
+def test_inner_a_stopped_driver_resumes_from_finished_shards(world, cluster):
+    from causalkg.errors import SourceError
+    from causalkg.kg.extract import extract
+    from causalkg.testing.flaky import FlakyFactory
+
+    root, info = world
+    local_out = (root / "local" / "data" / "kg" / "extractions.jsonl")
+    docs = [json.loads(x) for x in (root / "local" / "data" / "corpus" / "corpus.jsonl").read_text().splitlines()]
+    marker = root / "fail-always"
+    marker.write_text("x")
+    cfg = cfg_for(root, info, "ray2", **{"run.engine": "ray", "run.ray_max_retries": 1})
+    with pytest.raises(SourceError, match="shard 00003 failed 2 times"):
+        extract(cfg, extractor_factory=FlakyFactory(cfg, "patterns", str(marker), str(docs[7]["id"]), once=False))
+    shards = root / "ray2" / "data" / "kg" / "extractions.shards"
+    done = sorted(p.name for p in shards.glob("*.done.json"))
+    assert "00000.done.json" in done and "00003.done.json" not in done
+    result = extract(cfg)  # the fault is gone: the rerun does the rest only
+    assert result.counts["shards_resumed"] == len(done) >= 3
+    assert result.output.read_bytes() == local_out.read_bytes()

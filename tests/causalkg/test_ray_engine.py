@@ -1,0 +1,53 @@
+"""The Ray engine (run.engine = "ray", causalkg.distributed) on a local cluster confined to
+loopback: same bytes as the local engine for dump reading (corpus build) and extraction, a
+failed actor call retried and reported, a driver that stopped half-way resumed from the
+finished shards.
+
+Ray listens on every interface even when told 127.0.0.1, so the cluster runs in a network
+namespace that has only loopback: the outer test runs the tests of ``ray_inner.py`` in a
+child process under ``unshare --net`` (tests run as root), with ``lo`` brought up, node IP
+127.0.0.1, no dashboard, usage stats off, Ray's temp folder inside the test's tmp folder and 2
+CPUs. It is skipped, saying why, only when no such namespace can be made."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+REPO = Path(__file__).resolve().parents[2]
+INNER = Path(__file__).with_name("ray_inner.py")  # not collected by itself: run here, in the namespace
+
+
+def _namespace_problem() -> str | None:
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return "unshare or ip (util-linux, iproute2) is not installed"
+    probe = subprocess.run(["unshare", "--net", "sh", "-c", "ip link set lo up"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return f"cannot make a network namespace (unshare --net needs root or user namespaces): {probe.stderr.strip()}"
+    return None
+
+
+@pytest.mark.slow
+def test_ray_engine_confined(tmp_path_factory):
+    pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'causalkg[ray]')")
+    problem = _namespace_problem()
+    if problem:
+        pytest.skip(f"Ray test not run: {problem}")
+    tmp = tmp_path_factory.mktemp("r")  # short: Ray's socket paths must stay under 107 bytes
+    env = {**os.environ, "CAUSALKG_RAY_CHILD": "1", "CAUSALKG_RAY_TMP": str(tmp), "RAY_USAGE_STATS_ENABLED": "0"}
+    cmd = (f"ip link set lo up && exec {sys.executable} -m pytest -q -x -p no:randomly -p no:cacheprovider "
+           f"{INNER}")
+    proc = subprocess.run(["unshare", "--net", "sh", "-c", cmd], env=env, cwd=REPO, capture_output=True, text=True,
+                          timeout=900)
+    report = proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, report
+    assert "3 passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1], report
+    # the child saw only loopback
+    assert json.loads((tmp / "interfaces.json").read_text()) == ["lo"]
