@@ -342,13 +342,12 @@ class WebApp:
 
         example = by_name(request.query_params.get("example", ""))
         query = request.query_params.get("query", "") or (example.query if example else "")
-        result, error, hint = None, None, None
+        result, error, hint, status = None, None, None, 200
         if query and (request.query_params.get("run") or example):
             try:
                 result = await run_in_threadpool(self.run_sparql, query)
             except QueryError as exc:
-                error, hint = exc.message, exc.hint
-        status = 200 if error is None else 400 if "valid" in (error or "") else 200
+                error, hint, status = exc.message, exc.hint, exc.status
         return self.render(request, "query.html", status=status, query=query, examples=EXAMPLES, result=result,
                            error=error, hint=hint, current=example.name if example else "",
                            timeout=self.s.query_timeout, cap=self.s.result_cap)

@@ -51,8 +51,17 @@ class QueryError(CausalKGError):
         self.status = status
 
 
+_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+
+
 def _code_only(query: str) -> str:
-    return _NOT_CODE.sub(" ", query)
+    """The query without strings, IRIs and comments, after the ``\\uXXXX`` escapes SPARQL
+    applies before parsing (so ``\\u0053ERVICE`` is seen as SERVICE)."""
+    try:
+        text = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), query)
+    except (ValueError, OverflowError):
+        text = query
+    return _NOT_CODE.sub(" ", text)
 
 
 def check_query(query: str, max_length: int = 100_000) -> None:

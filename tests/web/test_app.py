@@ -201,6 +201,8 @@ def test_sparql_get_post_and_formats(client):
     ({"query": "PREFIX x: <urn:x#> DELETE WHERE { ?s ?p ?o }"}, 403, "updates are refused"),
     ({"update": "DROP ALL"}, 403, "updates are refused"),
     ({"query": "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }"}, 403, "SERVICE is refused"),
+    ({"query": "SELECT * WHERE { \\u0053ERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }"}, 403, "SERVICE is refused"),
+    ({"query": "# a comment\nPREFIX a: <urn:a#>\nLOAD <http://127.0.0.1:9/x.nt>"}, 403, "updates are refused"),
     ({}, 400, "no query"),
     ({"query": "   "}, 400, "empty"),
 ])
@@ -255,7 +257,7 @@ def test_query_page_shows_errors_not_tracebacks(client):
     r = client.get("/query", params={"query": "SELECT ?x WHERE {", "run": "1"})
     assert r.status_code == 400 and "not valid SPARQL" in r.text and "Traceback" not in r.text
     r = client.get("/query", params={"query": "CLEAR ALL", "run": "1"})
-    assert "updates are refused" in r.text
+    assert r.status_code == 403 and "updates are refused" in r.text
 
 
 # --- judgements ----------------------------------------------------------------------------
