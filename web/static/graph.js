@@ -10,6 +10,7 @@
     var cy = cytoscape({
       container: box,
       wheelSensitivity: 0.3,
+      maxZoom: 1.6,
       style: [
         { selector: "node", style: { "label": "data(label)", "font-size": 11, "text-wrap": "wrap", "text-max-width": 110,
             "text-valign": "bottom", "text-margin-y": 4, "width": 22, "height": 22, "background-color": "#8a94a0", "color": "#1d232b" } },
