@@ -38,13 +38,14 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from causalkg.errors import SourceError
+from causalkg.processes import process_pool
 
 READ_BLOCK = 1 << 20  # bytes read from the dump per call
 _PAGE_OPEN = b"<page>"
@@ -601,7 +602,8 @@ def run_units(
     # spawn: workers start clean (no copied locks or threads from the parent).
     ctx = multiprocessing.get_context("spawn")
     pending: deque[tuple[Unit, Future]] = deque()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    # process_pool: the workers die with this process (kill -9 of a build leaves none behind).
+    with process_pool(workers, ctx) as pool:
         it = iter(units)
         exhausted = False
         while True:

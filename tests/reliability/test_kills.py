@@ -1,0 +1,56 @@
+"""kill -9 of long stages at exact points (just before an output is renamed into place), then a
+rerun: the outputs are byte-identical to an uninterrupted run's, no worker process outlives
+its parent, and no temporary file of the killed run is left.
+
+The points are reached with ``CAUSALKG_FAULT_PAUSE`` (the process stops there and the test
+kills it); every wait is a bounded poll.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from causalkg.testing.kill import alive, kill_at, run_to_end, wait_for
+
+REPO = Path(__file__).resolve().parents[2]
+CONCEPTS = REPO / "tests" / "fixtures" / "enwiki" / "concepts.jsonl"
+WIKIPEDIA = ["corpus", "build", "--only", "wikipedia", "--workers", "2"]
+
+pytestmark = pytest.mark.slow
+
+
+def project(root: Path) -> Path:
+    (root / "data" / "wikidata").mkdir(parents=True)
+    shutil.copy(CONCEPTS, root / "data" / "wikidata" / "concepts.jsonl")
+    return root
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob(".*.tmp"))
+
+
+@pytest.fixture(scope="module")
+def reference_corpus(tmp_path_factory) -> bytes:
+    root = project(tmp_path_factory.mktemp("reference"))
+    run_to_end(WIKIPEDIA, root)
+    return (root / "data" / "corpus" / "corpus.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("pause", ["r0-*.jsonl#2", "corpus.jsonl"])
+def test_wikipedia_build_killed_leaves_no_worker_and_reruns_byte_identical(tmp_path, reference_corpus, pause):
+    root = project(tmp_path)
+    below = kill_at(WIKIPEDIA, root, pause, need_children=2 if pause.startswith("r0") else 0)
+    if pause.startswith("r0"):
+        assert len(below) >= 2  # the pool's workers (and the resource tracker) were running
+    # Every process that ran below the killed build ends by itself.
+    wait_for(lambda: not any(alive(p) for p in below), "end of the killed build's child processes")
+    assert not (root / "data" / "corpus" / "corpus.jsonl").exists()
+    assert leftovers(root / "data")  # the killed write's temporary file is still there ...
+    out = run_to_end(WIKIPEDIA, root)
+    assert (root / "data" / "corpus" / "corpus.jsonl").read_bytes() == reference_corpus
+    assert leftovers(root / "data") == []  # ... and the rerun removed it
+    if pause.startswith("r0"):
+        assert "resumed:" in out
