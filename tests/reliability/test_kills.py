@@ -54,3 +54,42 @@ def test_wikipedia_build_killed_leaves_no_worker_and_reruns_byte_identical(tmp_p
     assert leftovers(root / "data") == []  # ... and the rerun removed it
     if pause.startswith("r0"):
         assert "resumed:" in out
+
+
+# --- link build ------------------------------------------------------------------------------
+
+LINK_CONCEPTS = REPO / "tests" / "fixtures" / "linking" / "base_kg_concepts.jsonl"
+
+
+def link_project(root: Path) -> Path:
+    # the first 150 concepts of the fixture: a real vocabulary, embedded in seconds
+    lines = LINK_CONCEPTS.read_text(encoding="utf-8").splitlines(keepends=True)[:150]
+    (root / "data" / "wikidata").mkdir(parents=True)
+    (root / "data" / "wikidata" / "concepts.jsonl").write_text("".join(lines), encoding="utf-8")
+    return root
+
+
+LINK = ["link", "build"]
+LINK_FILES = ("index.faiss", "surfaces.jsonl", "concepts.jsonl")
+
+
+@pytest.fixture(scope="module")
+def reference_index(tmp_path_factory) -> dict[str, bytes]:
+    root = link_project(tmp_path_factory.mktemp("link-reference"))
+    run_to_end(LINK, root)
+    return {name: (root / "data" / "linking" / name).read_bytes() for name in LINK_FILES}
+
+
+def test_link_build_killed_then_rerun_is_byte_identical(tmp_path, reference_index):
+    root = link_project(tmp_path)
+    # killed between its files: the new index in place, surfaces and concepts not yet
+    kill_at(LINK, root, "surfaces.jsonl")
+    assert (root / "data" / "linking" / "index.faiss").exists()
+    folder = root / "data" / "linking"
+    # killed before its manifest came back: the folder does not count as a current index
+    assert not (folder / "manifest.json").exists()
+    out = run_to_end(LINK, root)
+    assert "built concept index" in out
+    assert {name: (folder / name).read_bytes() for name in LINK_FILES} == reference_index
+    assert (folder / "manifest.json").exists()
+    assert leftovers(root / "data") == []
