@@ -25,6 +25,7 @@ import gzip
 import io
 import json
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -93,7 +94,25 @@ def loads(data: bytes | str) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        return json.loads(data)
+        value = json.loads(data)
+    # orjson refuses lone surrogates ("\ud800"), json takes them; they are not Unicode text and
+    # fail later, when the string is written out as UTF-8: refuse them here, on this line.
+    if _has_surrogate(value):
+        raise ValueError("a lone surrogate escape (\\ud800-\\udfff) in a string: not valid Unicode")
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    return False
 
 
 def _json_problem(line: bytes, exc: ValueError) -> str:

@@ -17,6 +17,7 @@ configuration, the input checksum, the model, counts and timings.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import logging
@@ -32,7 +33,7 @@ from causalkg.config import Config
 from causalkg.distributed import ActorPool, RaySettings, RayStats, engine_of
 from causalkg.contracts import CorpusDocument, Extraction, TextRecord
 from causalkg.errors import ConfigError, SchemaError
-from causalkg.jsonl import ReadStats, atomic_write, format_validation_error, iter_json_lines, open_text
+from causalkg.jsonl import ReadStats, atomic_write, format_validation_error, iter_json_lines
 from causalkg.manifest import build_manifest, describe_input, file_sha256, fingerprint
 from causalkg.progress import progress
 from causalkg.kg.cues import BASE_CUES, CNC_CUES, CueMatcher, load_lexicon
@@ -123,7 +124,9 @@ def _shards(path: Path, size: int, lenient: bool, stats: ReadStats) -> Iterator[
 
 
 def _count_lines(path: Path) -> int:
-    with open_text(path) as fh:
+    # bytes, not text: a line that is not UTF-8 is reported by the reader with its path:line
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as fh:
         return sum(1 for line in fh if line.strip())
 
 
