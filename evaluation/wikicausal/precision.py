@@ -53,7 +53,7 @@ VIEWS = ("full", "types", "instances")
 REFERENCE_HEADERS = ["input_kg_file_name", "full precision", "types precision", "instances precision"]
 SUMMARY_COLUMNS = [
     "input_kg_file_name", "view", "pairs", "judged", "correct", "precision", "ci_low", "ci_high",
-    "mean_yes", "unanimous", "failed",
+    "mean_yes", "unanimous", "failed", "abstained", "unparsed",
 ]
 
 _PLACEHOLDER = re.compile(r"\{(cause|effect)\}")
@@ -99,6 +99,23 @@ def load_template(name: str) -> PromptTemplate:
 def is_yes(answer: str) -> bool:
     """The reference's reading of an answer: lower-cased and stripped, it starts with "yes"."""
     return answer.strip().lower().startswith("yes")
+
+
+_NO = re.compile(r"no\b")
+_LEAD = re.compile(r"^[\s\"'`*_(\[]+")
+
+
+def read_answer(answer: str) -> str:
+    """``yes``, ``no``, or ``unparsed`` (neither: "Perhaps.", "", "I cannot tell").
+
+    ``yes`` is the reference's reading (``is_yes``); an unparsed answer is not a yes either, so
+    verdicts stay the reference's, but it is counted and reported apart from a "no"."""
+    text = _LEAD.sub("", answer.strip().lower())
+    if text.startswith("yes") or is_yes(answer):
+        return "yes"
+    if _NO.match(text):
+        return "no"
+    return "unparsed"
 
 
 def majority(tries: int) -> int:
@@ -302,7 +319,9 @@ def _view_row(kg_name: str, view: str, judgements: list[dict[str, Any]]) -> dict
         "correct": correct, "precision": correct / len(judged) if judged else 0.0, "ci_low": lo, "ci_high": hi,
         "mean_yes": (sum(j["yes"] / j["tries"] for j in judged) / len(judged)) if judged else 0.0,
         "unanimous": sum(1 for j in judged if j["yes"] in (0, j["tries"])),
-        "failed": len(judgements) - len(judged),
+        "failed": sum(1 for j in judgements if j["verdict"] is None and not j.get("abstained")),
+        "abstained": sum(1 for j in judgements if j.get("abstained")),
+        "unparsed": sum(j.get("unparsed", 0) for j in judgements),
     }
 
 
@@ -332,12 +351,20 @@ def judge_pairs(coll: PairCollection, judge: Judge, template: PromptTemplate, tr
         if not sample:
             texts = texts * tries
         yes = sum(is_yes(a) for a in texts)
+        # answers that are neither yes nor no: counted apart; a pair with no other answer has
+        # no verdict (abstained), not a silent "no"
+        asked_texts = [a for a in got if isinstance(a, str)]
+        unparsed = sum(read_answer(a) == "unparsed" for a in asked_texts)
+        abstained = not errors and bool(asked_texts) and unparsed == len(asked_texts)
         judgements.append({
             "kg": kg_name, "cause": p.cause, "effect": p.effect, "cause_ids": p.cause_ids,
             "effect_ids": p.effect_ids, "views": p.views, "line": p.lineno, "prompt": prompt,
             "answers": [a if isinstance(a, str) else None for a in got], "yes": yes, "tries": tries,
-            "asked": asks, "verdict": None if errors else yes >= need,
-            "error": getattr(errors[0], "message", str(errors[0])) if errors else None, "judge": judge.spec,
+            "asked": asks, "verdict": None if errors or abstained else yes >= need,
+            "unparsed": unparsed, "abstained": abstained,
+            "error": (getattr(errors[0], "message", str(errors[0])) if errors
+                      else f"the judge answered neither yes nor no: {asked_texts[0]!r}" if abstained else None),
+            "judge": judge.spec,
         })
     by_view = {"full": judgements,
                "types": [j for j in judgements if "types" in j["views"]],
@@ -411,6 +438,13 @@ def eval_precision(
             notes.append(f"{name}: {coll.unlabelled} pairs without a cause or effect label were not judged")
         if res.skipped_by_limit:
             notes.append(f"{name}: only the first {limit} of {limit + res.skipped_by_limit} pairs judged (limit)")
+        unparsed = sum(j["unparsed"] for j in res.judgements)
+        if unparsed:
+            abstained = sum(1 for j in res.judgements if j["abstained"])
+            example = next(a for j in res.judgements for a in j["answers"]
+                           if isinstance(a, str) and read_answer(a) == "unparsed")
+            notes.append(f"{name}: {unparsed} answers were neither yes nor no (e.g. {example!r}): counted as unparsed, "
+                         f"not as no; {abstained} pairs got no other answer and have no verdict (abstained)")
         if coll.in_both_views:
             notes.append(f"{name}: {coll.in_both_views} pairs are both a type and an instance pair (counted in both views)")
     settings = {"tries": tries, "template": tmpl.name, "template_text": tmpl.text, "sampled": sample,

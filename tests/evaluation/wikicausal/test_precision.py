@@ -262,7 +262,9 @@ def test_transformers_judge_batches_samples_and_caches(tiny_models, tmp_path, kg
     assert report.usage["requests"] == 12 and report.usage["completion_tokens"] > 0
     for j in report.results[0].judgements:
         assert len(j["answers"]) == 3 and all(isinstance(a, str) for a in j["answers"])
-        assert j["yes"] == sum(is_yes(a) for a in j["answers"]) and j["verdict"] == (j["yes"] >= 2)
+        assert j["yes"] == sum(is_yes(a) for a in j["answers"])
+        # a tiny random model says mostly neither yes nor no: such a pair has no verdict
+        assert j["verdict"] == (None if j["abstained"] else j["yes"] >= 2)
     again = eval_precision([kg], spec, cfg=cfg, tries=3)
     assert again.usage["requests"] == 0 and again.usage["cache_hits"] == 12
     assert [j["answers"] for j in again.results[0].judgements] == [j["answers"] for j in report.results[0].judgements]
@@ -340,7 +342,32 @@ def test_cli_precision_shows_the_judge_consistency_measured_by_eval_consistency(
               "--set", f"llm.base_url={openai_server.base_url}", cwd=tmp_path)
     assert res.code == 0, res.err
     header = res.out.splitlines()[0]
-    assert header.endswith("| failed | judge_tau_all | judge_tau_supporters | judge_tau_defeaters | judge_cgp | judge_igc |")
+    assert header.endswith("| failed | abstained | unparsed | judge_tau_all | judge_tau_supporters | judge_tau_defeaters | judge_cgp | judge_igc |")
     assert res.out.splitlines()[2].endswith("| 0 | 0.8667 | 0.8000 | 0.6000 | 1.0000 | 0.9000 |")
     line = res.out.splitlines()[-1]
     assert line.startswith("judge consistency (openai:test-model, 3 pairs, ") and "tau all 0.867 ± 0.100" in line
+
+
+def test_answers_neither_yes_nor_no_are_counted_apart_not_as_no(openai_server, tmp_path, kg):
+    """"Perhaps." and "" are unparsed (abstained when a pair has no other answer), reported in
+    the rows and the notes; a pair with some yes/no answers keeps the reference's verdict."""
+    def answer(body):
+        prompt = last_user_message(body)
+        if "earthquake" in prompt:
+            return "Perhaps."
+        if "famine" in prompt and "World War" not in prompt:
+            return "" if body["seed"] == 0 else "Yes."
+        return "No."
+    openai_server.responder = answer
+    cfg = config(tmp_path, openai_server)
+    report = eval_precision([kg], judge_for(cfg), cfg=cfg, tries=3)
+    by_pair = {(j["cause"], j["effect"]): j for j in report.results[0].judgements}
+    quake = by_pair[("earthquake", "tsunami")]
+    assert quake["verdict"] is None and quake["abstained"] and quake["unparsed"] == 3
+    assert quake["error"] == "the judge answered neither yes nor no: 'Perhaps.'"
+    famine = by_pair[("war", "famine")]
+    assert famine["verdict"] is True and famine["unparsed"] == 1 and not famine["abstained"]
+    full = report.rows[0]
+    assert (full["pairs"], full["judged"], full["abstained"], full["failed"], full["unparsed"]) == (4, 3, 1, 0, 4)
+    assert full["correct"] == 1  # war -> famine; the "No." pairs are no
+    assert any("4 answers were neither yes nor no (e.g. 'Perhaps.')" in n and "1 pairs" in n for n in report.notes)
