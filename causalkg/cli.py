@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import logging
 import os
 import sys
@@ -23,6 +22,7 @@ from causalkg import __version__
 from causalkg.config import Config, load_config, parse_assignment
 from causalkg.errors import CausalKGError, ConfigError
 from causalkg.jsonl import allowing_empty_outputs
+from causalkg.options import add_format
 from causalkg.progress import progress_enabled
 
 STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", "causalkg.evaluation.cli",
@@ -102,42 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     config_cmds = add_group(sub, "config", "show the resolved configuration")
     show = add_command(config_cmds, "show", _config_show, "print the resolved configuration")
-    show.add_argument("--format", choices=["json", "toml"], default="json")
+    add_format(show, "configuration (text: TOML)")
     for module_name in STAGE_CLIS:
         importlib.import_module(module_name).register(sub)
     return parser
 
 
-def _config_show(args: argparse.Namespace, cfg: Config) -> int:
-    if args.format == "json":
-        print(json.dumps(cfg.to_dict(), indent=2, ensure_ascii=False))
-    else:
-        print(_to_toml(cfg.to_dict()))
-    return 0
+def _config_show(args: argparse.Namespace, cfg: Config) -> None:
+    from causalkg.api import show_config
 
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(x)}" for k, x in v.items()) + " }"
-    raise TypeError(type(v))
-
-
-def _to_toml(data: dict) -> str:
-    lines: list[str] = []
-    for section, values in data.items():
-        lines.append(f"[{section}]")
-        for k, v in values.items():
-            lines.append(f"{k} = {_toml_value(v)}")
-        lines.append("")
-    return "\n".join(lines)
+    print(show_config(cfg=cfg).to_table(args.format))
 
 
 def _setup_logging(debug: bool, quiet: bool) -> None:

@@ -17,6 +17,7 @@ import copy
 import difflib
 import json
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,11 +75,46 @@ def _check_type(key: str, default: Any, value: Any, origin: str) -> Any:
     )
 
 
+# Keys of earlier versions, refused with the name that replaced them: the flat [eval] section
+# of 59 prefixed keys became one section per family (eval.sqc_matcher -> eval.sqc.matcher).
+_EVAL_FAMILIES = ("recall", "report", "precision", "sqc", "consistency", "soft", "elo", "meta", "align")
+
+
+def renamed_key(dotted: str) -> str | None:
+    """The current name of a key an earlier version used (``eval.sqc_matcher`` ->
+    ``eval.sqc.matcher``), or None when ``dotted`` is not such a key."""
+    section, _, key = dotted.partition(".")
+    if section != "eval" or "." in key:
+        return None
+    if key in ("wordnet_dir", "wordnet_source"):
+        return f"eval.soft.{key}"
+    family, _, rest = key.partition("_")
+    if family in _EVAL_FAMILIES and rest:
+        return f"eval.{family}.{rest}"
+    return None
+
+
+def section_names() -> set[str]:
+    """The dotted names of the sections of ``defaults.toml`` (``paths``, ``eval.sqc``, ...):
+    the tables written as ``[a.b]`` headers, as opposed to table-valued keys."""
+    names = set()
+    for line in DEFAULTS_PATH.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^\[([A-Za-z0-9_.-]+)\]\s*(#.*)?$", line)
+        if m:
+            names.add(m.group(1))
+    return names
+
+
 def _merge(defaults: dict, overrides: Mapping, origin: str, prefix: str = "") -> dict:
     out = copy.deepcopy(defaults)
     for key, value in overrides.items():
         dotted = f"{prefix}{key}"
         if key not in defaults:
+            new = renamed_key(dotted)
+            if new is not None and _has_key(new):
+                raise ConfigError(f"{origin}: config key {dotted} is now {new}",
+                                  hint=f"rename it: [{new.rsplit('.', 1)[0]}] {new.rsplit('.', 1)[1]} = ... "
+                                       f"(or --set {new}=...)")
             close = difflib.get_close_matches(key, list(defaults), n=1)
             hint = f"did you mean {prefix}{close[0]}?" if close else "see causalkg/defaults.toml for the keys"
             raise ConfigError(f"{origin}: unknown config key {dotted}", hint=hint)
@@ -89,6 +125,15 @@ def _merge(defaults: dict, overrides: Mapping, origin: str, prefix: str = "") ->
         else:
             out[key] = _check_type(dotted, default, value, origin)
     return out
+
+
+def _has_key(dotted: str) -> bool:
+    node: Any = load_defaults()
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:

@@ -740,7 +740,7 @@ def build_documents(cfg: Config, *, concepts_path: Path, out_dir: Path, refresh:
     previous = read_manifest(out_dir)
     if (not refresh and previous is not None and previous.get("fingerprint") == fp and corpus_path.is_file()
             and previous.get("outputs", {}).get("corpus_sha256") == _sha(corpus_path)):
-        notes = [f"up to date: {corpus_path} was built from the same inputs and settings (--refresh rebuilds)"]
+        notes = [f"up to date: {corpus_path} was built from the same inputs and settings (--force rebuilds)"]
         return {"counts": previous.get("counts", {}), "notes": notes + previous.get("notes", []),
                 "outputs": {"corpus": str(corpus_path), "manifest": str(out_dir / "manifest.json")}}
 

@@ -288,7 +288,7 @@ def build_index(
             "seconds": 0.0,
         }
     if refresh and not reasons:
-        reasons = ["--refresh"]
+        reasons = ["--force"]
     return _build(cfg, settings, folder, path, reasons, lenient=lenient)
 
 
@@ -383,6 +383,6 @@ def read_index_files(folder: Path):
     if index.ntotal != len(surfaces):
         raise SourceError(
             f"{folder}: {INDEX_FILE} has {index.ntotal} vectors but {SURFACES_FILE} {len(surfaces)} rows",
-            hint=f"{BUILD_HINT} --refresh",
+            hint=f"{BUILD_HINT} --force",
         )
     return index, surfaces, concepts

@@ -183,8 +183,8 @@ def agreement(
         raise ConfigError("give one distinct name per file", hint="--names A,B,C")
     if mapping not in MAPPINGS:
         raise ConfigError(f"unknown mapping {mapping!r}", hint="use exact or greedy")
-    timeout = float(cfg["eval"]["align_timeout"] if timeout is None else timeout)
-    orders = list(cfg["eval"]["align_orders"])
+    timeout = float(cfg["eval"]["align"]["timeout"] if timeout is None else timeout)
+    orders = list(cfg["eval"]["align"]["orders"])
     raw = [read_graphs(f) for f in files]
     common = [u for u in raw[0] if all(u in r for r in raw[1:])]
     if not common:

@@ -912,18 +912,18 @@ def align(
 
     cfg = cfg or load_config(search_cwd=False)
     ev = cfg["eval"]
-    views = list(views or ev["align_views"])
+    views = list(views or ev["align"]["views"])
     for v in views:
         if v not in VIEWS:
             raise ConfigError(f"unknown alignment view {v!r}", hint=f"choose from {', '.join(VIEWS)}")
-    orders = list(orders or ev["align_orders"])
+    orders = list(orders or ev["align"]["orders"])
     for o in orders:
         node_order(AGraph(), o)  # validates the name
-    timeout = float(ev["align_timeout"] if timeout is None else timeout)
-    validation = validation or ev["align_validation"]
+    timeout = float(ev["align"]["timeout"] if timeout is None else timeout)
+    validation = validation or ev["align"]["validation"]
     if validation not in VALIDATION_MODES:
         raise ConfigError(f"unknown validation mode {validation!r}", hint=f"choose from {', '.join(VALIDATION_MODES)}")
-    node_encoder = ev["align_node_encoder"] if node_encoder is None else node_encoder
+    node_encoder = ev["align"]["node_encoder"] if node_encoder is None else node_encoder
     gold_graphs, pred_graphs = read_graphs(gold, lenient=lenient), read_graphs(pred, lenient=lenient)
     pairs, counts = pair_units(gold_graphs, pred_graphs)
     match = validation == "match"
@@ -932,7 +932,7 @@ def align(
     if node_encoder:
         from causalkg.evaluation.graph.similarity import get_similarity
 
-        validator = get_similarity(node_encoder, device=ev["soft_device"])
+        validator = get_similarity(node_encoder, device=ev["soft"]["device"])
     for uid, g, p in progress(pairs, desc="aligning", unit="unit"):
         gv, pv = prepare_views(g, views, validation), prepare_views(p, views, validation)
         for v in views:

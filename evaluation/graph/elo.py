@@ -339,7 +339,7 @@ def elo(
     """Elo ratings per unit (``causalkg eval elo``).
 
     Either ``judgements`` (a JSONL of comparisons) or ``graphs`` ({annotator: graph file}) with
-    an LLM ``judge`` (``openai:MODEL``; default ``eval.elo_judge`` or ``llm.model``) that runs the
+    an LLM ``judge`` (``openai:MODEL``; default ``eval.elo.judge`` or ``llm.model``) that runs the
     tournament first. Writes ``ratings.jsonl``, ``winners.json`` (and ``judgements.jsonl`` after
     a tournament) and ``manifest.json`` under ``out_dir`` (default ``<paths.data>/eval/elo``; an
     empty string writes nothing). Raises ConfigError on bad options, SchemaError on bad input,
@@ -349,9 +349,9 @@ def elo(
 
     cfg = cfg or load_config(search_cwd=False)
     ev = cfg["eval"]
-    k = float(ev["elo_k"] if k is None else k)
-    start = float(ev["elo_start"] if start is None else start)
-    ties = ties or ev["elo_ties"]
+    k = float(ev["elo"]["k"] if k is None else k)
+    start = float(ev["elo"]["start"] if start is None else start)
+    ties = ties or ev["elo"]["ties"]
     counts: dict[str, Any] = {}
     inputs: dict[str, Any] = {}
     if (judgements is None) == (not graphs):
@@ -369,8 +369,8 @@ def elo(
         if client is None:
             client = make_judge_client(cfg, judge)
         js, tcounts = run_tournament(
-            annotations, client, rounds=int(ev["elo_rounds"] if rounds is None else rounds),
-            seed=int(ev["elo_seed"] if seed is None else seed),
+            annotations, client, rounds=int(ev["elo"]["rounds"] if rounds is None else rounds),
+            seed=int(ev["elo"]["seed"] if seed is None else seed),
         )
         counts.update(tcounts)
         counts["llm_usage"] = client.usage.as_dict()
@@ -399,7 +399,7 @@ def make_judge_client(cfg: Config, judge: str | None = None) -> Any:
     from causalkg.llm import ChatClient
     from causalkg.registry import parse_spec
 
-    spec_text = judge or cfg["eval"]["elo_judge"] or f"openai:{cfg['llm']['model']}"
+    spec_text = judge or cfg["eval"]["elo"]["judge"] or f"openai:{cfg['llm']['model']}"
     spec = parse_spec(spec_text, default_backend="openai")
     if spec.backend != "openai":
         raise ConfigError(f"unknown Elo judge backend {spec.backend!r}", hint="use openai:MODEL (any OpenAI-compatible server, llm.base_url)")

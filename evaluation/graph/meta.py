@@ -164,8 +164,8 @@ def meta(
     """Meta-evaluate soft measures against Elo ratings (``causalkg eval meta``).
 
     ``graphs``: {annotator: graph file}. Ratings come from ``ratings`` (``eval elo``'s
-    ``ratings.jsonl``) or are computed from ``judgements`` (with ``eval.elo_*``, ``ties``).
-    ``measures``: ``NAME[:ARG][=THETA]``; without ``=THETA`` the grid ``eval.meta_theta_grid`` of
+    ``ratings.jsonl``) or are computed from ``judgements`` (with ``eval.elo.*``, ``ties``).
+    ``measures``: ``NAME[:ARG][=THETA]``; without ``=THETA`` the grid ``eval.meta.theta_grid`` of
     the measure is searched. Writes ``meta.jsonl`` (per unit and theta), ``summary.json`` and
     ``manifest.json`` under ``out_dir`` (default ``<paths.data>/eval/meta``; "" writes nothing).
     """
@@ -173,7 +173,7 @@ def meta(
 
     cfg = cfg or load_config(search_cwd=False)
     ev = cfg["eval"]
-    mode = mode or ev["soft_mode"]
+    mode = mode or ev["soft"]["mode"]
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}", hint="use ours or reference")
     if (ratings is None) == (judgements is None):
@@ -184,15 +184,15 @@ def meta(
     if ratings is not None:
         unit_ratings = read_ratings(ratings)
     else:
-        units = elo_ratings(read_judgements(judgements), k=float(ev["elo_k"]), start=float(ev["elo_start"]),
-                            ties=ties or ev["elo_ties"])
+        units = elo_ratings(read_judgements(judgements), k=float(ev["elo"]["k"]), start=float(ev["elo"]["start"]),
+                            ties=ties or ev["elo"]["ties"])
         unit_ratings = {u.unit: u.ratings() for u in units.values()}
     unknown = sorted({n for r in unit_ratings.values() for n in r} - set(annotations))
-    bootstrap = int(ev["meta_bootstrap"] if bootstrap is None else bootstrap)
-    seed = int(ev["meta_seed"] if seed is None else seed)
-    grid = ev["meta_theta_grid"]
+    bootstrap = int(ev["meta"]["bootstrap"] if bootstrap is None else bootstrap)
+    seed = int(ev["meta"]["seed"] if seed is None else seed)
+    grid = ev["meta"]["theta_grid"]
     plan: list[tuple[str, list[float]]] = []
-    for item in measures or ev["soft_measures"]:
+    for item in measures or ev["soft"]["measures"]:
         spec, sep, theta = item.partition("=")
         spec = spec.strip()
         if mode == "reference":
@@ -205,15 +205,15 @@ def meta(
         else:
             key = canonical_name(spec)
             if key not in grid:
-                raise ConfigError(f"no threshold grid for measure {spec!r}", hint=f"write it as {spec}=THETA or set eval.meta_theta_grid")
+                raise ConfigError(f"no threshold grid for measure {spec!r}", hint=f"write it as {spec}=THETA or set eval.meta.theta_grid")
             thetas = [float(t) for t in grid[key]]
         plan.append((spec, thetas))
-    options = {"wordnet_dir": ev["wordnet_dir"] or None, "device": ev["soft_device"]}
+    options = {"wordnet_dir": ev["soft"]["wordnet_dir"] or None, "device": ev["soft"]["device"]}
     rows: list[MetaRow] = []
     for spec, thetas in plan:
         sim = get_similarity(spec, **options)
         measure_rows = correlate_measure(annotations, unit_ratings, sim, thetas, mode=mode, orientation=orientation,
-                                         w=float(ev["soft_partial_weight"]), non_textual=ev["soft_non_textual"],
+                                         w=float(ev["soft"]["partial_weight"]), non_textual=ev["soft"]["non_textual"],
                                          measure=spec)
         best = None
         for r in measure_rows:

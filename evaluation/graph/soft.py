@@ -377,8 +377,8 @@ def soft(
 ) -> SoftRun:
     """Score a predicted graph file against a gold one with each measure (``causalkg eval soft``).
 
-    ``measures``: specs ``NAME[:ARG][=THETA]`` (default ``eval.soft_measures`` with thresholds
-    from ``eval.soft_thresholds``). In ``reference`` mode bleu/meteor/exact become the study's
+    ``measures``: specs ``NAME[:ARG][=THETA]`` (default ``eval.soft.measures`` with thresholds
+    from ``eval.soft.thresholds``). In ``reference`` mode bleu/meteor/exact become the study's
     variants. ``out_dir`` (default ``<paths.data>/eval/soft``) receives ``units.jsonl``,
     ``summary.json`` and ``manifest.json``; an empty string writes nothing. Returns the results. Raises SchemaError on bad input lines, ConfigError on bad
     options, ModelError when a measure's model or WordNet is missing.
@@ -387,13 +387,13 @@ def soft(
 
     cfg = cfg or load_config(search_cwd=False)
     ev = cfg["eval"]
-    mode = mode or ev["soft_mode"]
-    w = float(ev["soft_partial_weight"] if w is None else w)
-    non_textual = list(non_textual if non_textual is not None else ev["soft_non_textual"])
-    assignment = assignment or ev["soft_assignment"]
+    mode = mode or ev["soft"]["mode"]
+    w = float(ev["soft"]["partial_weight"] if w is None else w)
+    non_textual = list(non_textual if non_textual is not None else ev["soft"]["non_textual"])
+    assignment = assignment or ev["soft"]["assignment"]
     if mode not in MODES:
         raise ConfigError(f"unknown soft-measure mode {mode!r}", hint="use ours or reference")
-    specs = [parse_measure(m, ev["soft_thresholds"], mode) for m in (measures or ev["soft_measures"])]
+    specs = [parse_measure(m, ev["soft"]["thresholds"], mode) for m in (measures or ev["soft"]["measures"])]
     stats_g, stats_p = ReadStats(), ReadStats()
     gold_graphs = read_graphs(gold, lenient=lenient, stats=stats_g)
     pred_graphs = read_graphs(pred, lenient=lenient, stats=stats_p)
@@ -402,7 +402,7 @@ def soft(
     for st in (stats_g, stats_p):
         if st.skipped:
             log.warning("%s", st.summary())
-    options = {"wordnet_dir": ev["wordnet_dir"] or None, "device": ev["soft_device"]}
+    options = {"wordnet_dir": ev["soft"]["wordnet_dir"] or None, "device": ev["soft"]["device"]}
     results: list[SoftResult] = []
     by_measure: dict[str, list[float]] = {}
     for spec, theta in specs:

@@ -761,10 +761,10 @@ def consistency(
 
     ``pairs``: a delta-CAUSAL CSV, a JSONL of pairs (with or without ``intermediates``), or a KG
     in the flat shape. ``judge``: ``openai:MODEL`` (generate and rank by prompts) or
-    ``transformers:PATH`` (rank by token probability); default ``eval.consistency_judge`` or
+    ``transformers:PATH`` (rank by token probability); default ``eval.consistency.judge`` or
     ``openai:<llm.model>``. ``generator``: who writes missing intermediates (default: an openai
     judge itself; required for a transformers judge unless every pair carries intermediates).
-    Other arguments default to the ``eval.consistency_*`` keys. Writes ``pairs.jsonl``,
+    Other arguments default to the ``eval.consistency.*`` keys. Writes ``pairs.jsonl``,
     ``summary.json``, ``confusion.png`` and ``manifest.json`` under ``out`` (default
     ``<paths.data>/eval/consistency/<judge>/<input>-<hash>/``).
 
@@ -772,29 +772,29 @@ def consistency(
     bad options, SchemaError on bad input lines, SourceError / ModelError when the judge fails.
     """
     ev = cfg["eval"]
-    spec = normalize_judge(judge or ev["consistency_judge"] or f"openai:{cfg['llm']['model']}")
+    spec = normalize_judge(judge or ev["consistency"]["judge"] or f"openai:{cfg['llm']['model']}")
     judge_s = str(spec)
     method = "llm" if spec.backend == "openai" else "tokenprob"
-    limit = ev["consistency_limit"] if limit is None else int(limit)
-    seed = ev["consistency_seed"] if seed is None else int(seed)
-    igc = igc or ev["consistency_igc"]
+    limit = ev["consistency"]["limit"] if limit is None else int(limit)
+    seed = ev["consistency"]["seed"] if seed is None else int(seed)
+    igc = igc or ev["consistency"]["igc"]
     if igc not in IGC_VARIANTS:
         raise ConfigError(f"unknown IGC variant {igc!r}", hint=f"choose one of: {', '.join(IGC_VARIANTS)}")
-    conjunctions = list(conjunctions or ev["consistency_conjunctions"])
-    template = template or ev["consistency_template"]
+    conjunctions = list(conjunctions or ev["consistency"]["conjunctions"])
+    template = template or ev["consistency"]["template"]
     if method == "tokenprob":
         if not conjunctions:
-            raise ConfigError("no conjunctions for the token-probability judge", hint="set eval.consistency_conjunctions")
+            raise ConfigError("no conjunctions for the token-probability judge", hint="set eval.consistency.conjunctions")
         split_template(template)
-    max_attempts = int(ev["consistency_max_attempts"])
-    temperature = float(ev["consistency_temperature"])
+    max_attempts = int(ev["consistency"]["max_attempts"])
+    temperature = float(ev["consistency"]["temperature"])
 
     stats = ReadStats()
     all_pairs = read_pairs(pairs, lenient=lenient, stats=stats)
     chosen = sample_pairs(all_pairs, limit, seed)
     gen_spec: Spec | None = None
     lacking = sum(p.intermediates is None for p in chosen)
-    gen_text = generator or ev["consistency_generator"] or (judge_s if method == "llm" else "")
+    gen_text = generator or ev["consistency"]["generator"] or (judge_s if method == "llm" else "")
     if lacking and not gen_text and lacking == len(chosen):
         raise ConfigError(
             "the token-probability judge ranks intermediates but does not write them",
@@ -837,7 +837,7 @@ def consistency(
     else:
         from causalkg.evaluation.judging.causal_lm import CausalLMScorer
 
-        scorer = CausalLMScorer(spec.arg, device=ev["consistency_device"], batch_size=ev["consistency_batch_size"],
+        scorer = CausalLMScorer(spec.arg, device=ev["consistency"]["device"], batch_size=ev["consistency"]["batch_size"],
                                 cache=DiskCache(cfg.path("paths.cache") / "eval-models.sqlite"))
         _rank_tokenprob(scorer, runs, conjunctions=conjunctions, template=template, seed=seed)
         variants, headline = conjunctions + [COMBINED], COMBINED

@@ -674,12 +674,12 @@ def build_matcher(cfg: Config, spec_text: str, threshold: float | None = None) -
         spec = Spec(spec_text.strip(), "")
     if spec.backend == "embedding":
         return EmbeddingMatcher(spec.arg or "all-MiniLM-L6-v2",
-                                threshold=float(ev["sqc_embedding_threshold"] if threshold is None else threshold),
-                                device=ev["sqc_device"])
+                                threshold=float(ev["sqc"]["embedding_threshold"] if threshold is None else threshold),
+                                device=ev["sqc"]["device"])
     if spec.backend == "openai":
         from causalkg.llm import ChatClient
 
-        return LLMMatcher(ChatClient.from_config(cfg, model=spec.arg or None), max_attempts=int(ev["sqc_max_attempts"]))
+        return LLMMatcher(ChatClient.from_config(cfg, model=spec.arg or None), max_attempts=int(ev["sqc"]["max_attempts"]))
     raise ConfigError(f"unknown SQC matcher {spec.backend!r}", hint="use embedding:ENCODER or openai:MODEL")
 
 
@@ -693,12 +693,12 @@ def build_complementer(cfg: Config, spec_text: str) -> Any | None:
     if spec.backend == "nli":
         if not spec.arg:
             raise ConfigError("nli: names no model", hint="e.g. nli:microsoft/deberta-large-mnli or nli:PATH")
-        return NLIComplementer(spec.arg, device=ev["sqc_device"], batch_size=int(ev["sqc_batch_size"]),
+        return NLIComplementer(spec.arg, device=ev["sqc"]["device"], batch_size=int(ev["sqc"]["batch_size"]),
                                cache=DiskCache(cfg.path("paths.cache") / "eval-models.sqlite"))
     if spec.backend == "openai":
         from causalkg.llm import ChatClient
 
-        return LLMComplementer(ChatClient.from_config(cfg, model=spec.arg or None), max_attempts=int(ev["sqc_max_attempts"]))
+        return LLMComplementer(ChatClient.from_config(cfg, model=spec.arg or None), max_attempts=int(ev["sqc"]["max_attempts"]))
     raise ConfigError(f"unknown SQC complementer {spec.backend!r}", hint="use nli:NAME_OR_PATH, openai:MODEL or none")
 
 
@@ -723,21 +723,21 @@ def sqc(
 
     Inputs: ``units`` (one JSONL line per unit with text, predicted and gold facts) or
     ``predicted`` + ``gold`` fact files and optional ``texts`` (see ``read_units``). The other
-    arguments default to the ``eval.sqc_*`` keys (``tau`` < 0 there means: use the percentile).
+    arguments default to the ``eval.sqc.*`` keys (``tau`` < 0 there means: use the percentile).
     Writes ``units.jsonl`` (the per-item report), ``summary.json`` and ``manifest.json`` under
     ``out`` (default ``<paths.data>/eval/sqc/<input name>/``). Returns an SQCResult, or the
     plan as a dict with ``dry_run``. Raises ConfigError, SchemaError, SourceError, ModelError.
     """
     ev = cfg["eval"]
-    matcher_s = matcher or ev["sqc_matcher"]
-    complementer_s = complementer if complementer is not None else ev["sqc_complementer"]
-    tau_v = tau if tau is not None else (ev["sqc_tau"] if ev["sqc_tau"] >= 0 else None)
-    pct = float(ev["sqc_tau_percentile"] if tau_percentile is None else tau_percentile)
-    dup = duplicates or ev["sqc_duplicates"]
-    templates = Templates(ev["sqc_edge_template"], ev["sqc_triple_template"])
+    matcher_s = matcher or ev["sqc"]["matcher"]
+    complementer_s = complementer if complementer is not None else ev["sqc"]["complementer"]
+    tau_v = tau if tau is not None else (ev["sqc"]["tau"] if ev["sqc"]["tau"] >= 0 else None)
+    pct = float(ev["sqc"]["tau_percentile"] if tau_percentile is None else tau_percentile)
+    dup = duplicates or ev["sqc"]["duplicates"]
+    templates = Templates(ev["sqc"]["edge_template"], ev["sqc"]["triple_template"])
     started = time.time()
     unit_list, stats = read_units(units=units, predicted=predicted, gold=gold, texts=texts, templates=templates,
-                                  unit_key=ev["sqc_unit_key"], lenient=lenient)
+                                  unit_key=ev["sqc"]["unit_key"], lenient=lenient)
     name = Path(units or predicted).stem  # type: ignore[arg-type]
     out = Path(out) if out is not None else cfg.path("paths.data") / "eval" / "sqc" / re.sub(r"[^A-Za-z0-9._-]+", "_", name)
     plan = {"units": len(unit_list), "predicted": sum(len(u.predicted) for u in unit_list),

@@ -11,7 +11,7 @@ the answers; this module holds the small registry of judges behind ``--judge BAC
   cached on disk (``<paths.cache>/judge.sqlite``) keyed by model, prompt, parameters and try.
 
 A query is greedy (``sample=False``: temperature 0, no seed, try index 0) or sampled
-(temperature from ``eval.precision_temperature``, seed ``eval.precision_seed + try``, the try
+(temperature from ``eval.precision.temperature``, seed ``eval.precision.seed + try``, the try
 index in the cache key), so K sampled tries are K different questions and a greedy one is asked
 once. ``answer`` returns one text (or the exception that stopped it) per query, in order.
 """
@@ -141,7 +141,7 @@ class TransformersJudge(Judge):
         try:
             return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[opt]
         except KeyError:
-            raise ConfigError(f"eval.precision_dtype {opt!r} is not one of auto, float32, bfloat16, float16") from None
+            raise ConfigError(f"eval.precision.dtype {opt!r} is not one of auto, float32, bfloat16, float16") from None
 
     def load(self) -> None:
         """Load the tokenizer and model (once). Raises ModelError when it cannot be loaded."""
@@ -241,7 +241,7 @@ class TransformersJudge(Judge):
                             texts = self._generate([queries[i].prompt for i in chunk], sample)
                         except RuntimeError as exc:  # e.g. CUDA out of memory: fail these, say why
                             err = ModelError(f"judge {self.name} failed on a batch: {str(exc).splitlines()[0]}",
-                                             hint="lower eval.precision_batch_size")
+                                             hint="lower eval.precision.batch_size")
                             for i in chunk:
                                 out[i] = err
                             self._usage["failures"] += len(chunk)
@@ -286,11 +286,11 @@ def create_judge(spec: str, cfg: Config, **overrides: Any) -> Judge:
     s = parse_spec(spec)
     ev = cfg["eval"]
     options: dict[str, Any] = {
-        "temperature": ev["precision_temperature"], "seed": ev["precision_seed"],
-        "max_tokens": ev["precision_max_tokens"],
+        "temperature": ev["precision"]["temperature"], "seed": ev["precision"]["seed"],
+        "max_tokens": ev["precision"]["max_tokens"],
     }
     if s.backend == "transformers":
-        options.update(batch_size=ev["precision_batch_size"], device=ev["precision_device"],
-                       dtype=ev["precision_dtype"])
+        options.update(batch_size=ev["precision"]["batch_size"], device=ev["precision"]["device"],
+                       dtype=ev["precision"]["dtype"])
     options.update({k: v for k, v in overrides.items() if v is not None})
     return JUDGES.get(s.backend)(s.arg, cfg=cfg, **options)

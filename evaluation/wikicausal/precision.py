@@ -393,7 +393,7 @@ def eval_precision(
     """Judge each KG's unique label pairs with ``judge`` (the ``causalkg eval precision`` command).
 
     ``judge``: a spec (``openai:MODEL``, ``transformers:MODEL``) or a ``Judge``. ``tries``,
-    ``template``, ``temperature``, ``seed``, ``limit`` default to ``eval.precision_*``.
+    ``template``, ``temperature``, ``seed``, ``limit`` default to ``eval.precision.*``.
     ``consistency``: the judge's consistency figures to show beside the precision (see
     ``judge_consistency``). Writes, unless ``write`` is false, into ``out`` (default
     ``<paths.data>/eval/precision``): ``precision.md|csv|json``, ``precision-reference.md|csv``
@@ -404,9 +404,9 @@ def eval_precision(
     if not kgs:
         raise ConfigError("no KG to judge", hint="pass --kg FILE (repeatable)")
     ev = cfg["eval"]
-    tries = check_tries(int(ev["precision_tries"] if tries is None else tries))
-    tmpl = load_template(template or ev["precision_template"])
-    limit = int(ev["precision_limit"] if limit is None else limit)
+    tries = check_tries(int(ev["precision"]["tries"] if tries is None else tries))
+    tmpl = load_template(template or ev["precision"]["template"])
+    limit = int(ev["precision"]["limit"] if limit is None else limit)
     if isinstance(judge, str):
         if not judge:
             raise ConfigError("no judge configured", hint=NO_JUDGE_HINT)
@@ -460,7 +460,7 @@ def eval_precision(
 NO_JUDGE_HINT = (
     "pass --judge openai:MODEL (an OpenAI-compatible endpoint: set llm.base_url and the key in "
     "$OPENAI_API_KEY) or --judge transformers:NAME_OR_PATH (a local model, e.g. "
-    "allenai/tk-instruct-3b-def as in the reference), or set eval.precision_judge in causalkg.toml"
+    "allenai/tk-instruct-3b-def as in the reference), or set eval.precision.judge in causalkg.toml"
 )
 
 

@@ -2,11 +2,11 @@
 
 Stage 4 (evaluation), the last step of the flow. ``eval_report`` scores our KG
 (``<data>/kg/causal_kg.jsonl``, nested shape, and ``causal_kg_pairs.jsonl``, flat shape) and the
-peer KGs (``eval.report_peer_kgs``: the reference's CauseNet KGs) for recall against the Base KG
+peer KGs (``eval.report.peer_kgs``: the reference's CauseNet KGs) for recall against the Base KG
 that ``make corpus`` builds (``<data>/wikidata/base_kg.jsonl``) and against the bundled
-WikiCausal Base KG (``eval.recall_base_kg``), with reachable recall when the corpus
+WikiCausal Base KG (``eval.recall.base_kg``), with reachable recall when the corpus
 (``<data>/corpus/corpus.jsonl``) is there; and for precision when a judge is configured
-(``eval.precision_judge`` or ``--judge``). A missing input is listed with the command that makes
+(``eval.precision.judge`` or ``--judge``). A missing input is listed with the command that makes
 it, never a crash. Tables, plots and per-pair details land under ``<data>/eval/``.
 """
 
@@ -96,10 +96,10 @@ def report_inputs(cfg: Config) -> dict[str, list[Input]]:
         Input("our KG (flat pairs)", data / "kg" / "causal_kg_pairs.jsonl", make_kg),
     ]
     kgs += [Input("peer KG", bundled_path(cfg, v), "it is bundled in snapshots/wikicausal/; restore the checkout")
-            for v in cfg["eval"]["report_peer_kgs"]]
+            for v in cfg["eval"]["report"]["peer_kgs"]]
     bases = [
         Input("Base KG (built from Wikidata)", data / "wikidata" / "base_kg.jsonl", "make corpus (= causalkg corpus build)"),
-        Input("Base KG (bundled WikiCausal v1)", bundled_path(cfg, cfg["eval"]["recall_base_kg"]),
+        Input("Base KG (bundled WikiCausal v1)", bundled_path(cfg, cfg["eval"]["recall"]["base_kg"]),
               "it is bundled in snapshots/wikicausal/; restore the checkout"),
     ]
     corpus = [Input("corpus (for reachable recall)", data / "corpus" / "corpus.jsonl", "make corpus (= causalkg corpus build)")]
@@ -124,7 +124,7 @@ def eval_report(
 ) -> ReportResult:
     """Write the evaluation report (the ``causalkg eval report`` command, run by ``make eval``).
 
-    ``judge`` overrides ``eval.precision_judge``; with neither, precision is skipped and the
+    ``judge`` overrides ``eval.precision.judge``; with neither, precision is skipped and the
     report says how to configure a judge. ``out``: the folder (default ``<paths.data>/eval``);
     the report is ``report.md`` there. Returns what was written and what was missing; ``status``
     is 1 when precision was asked for and failed (the report says why), else 0.
@@ -204,7 +204,7 @@ def eval_report(
             lines.append("")
 
     lines += ["## Precision (LLM-judged)", ""]
-    spec = judge if judge is not None else cfg["eval"]["precision_judge"]
+    spec = judge if judge is not None else cfg["eval"]["precision"]["judge"]
     if not spec:
         lines += ["Skipped: no judge is configured. To judge precision, " + NO_JUDGE_HINT + ", then run `make eval` again. "
                   "Example `causalkg.toml`:", "", "```toml", "[eval]", 'precision_judge = "openai:gpt-4o-mini"', "",

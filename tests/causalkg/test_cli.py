@@ -11,7 +11,7 @@ def test_help_lists_every_stage(cli):
 
 
 def test_config_show_resolves_set_overrides(cli, in_tmp):
-    r = cli("config", "show", "--set", "wikidata.timeout=12")
+    r = cli("config", "show", "--set", "wikidata.timeout=12", "--format", "json")
     assert r.code == 0
     assert json.loads(r.out)["wikidata"]["timeout"] == 12.0
 
@@ -28,5 +28,9 @@ def test_config_errors_are_one_line_with_exit_2(cli, in_tmp):
 def test_config_show_toml_reparses(cli, in_tmp):
     import tomllib
 
-    r = cli("config", "show", "--format", "toml")
-    assert tomllib.loads(r.out)["wikidata"]["seed_classes"][0] == "Q180684"
+    r = cli("config", "show")  # text: TOML
+    parsed = tomllib.loads(r.out)
+    assert parsed["wikidata"]["seed_classes"][0] == "Q180684"
+    assert parsed["eval"]["sqc"]["matcher"] == "embedding:all-MiniLM-L6-v2"  # nested sections stay sections
+    old = cli("config", "show", "--format", "toml")  # the old name of the text format still works
+    assert old.out == r.out and "--format toml is deprecated; use --format text" in old.err

@@ -93,8 +93,11 @@ def test_live_build_and_a_cached_rerun(cli, in_tmp, server):
     r = cli(*args)
     assert r.code == 0 and len(server.requests) == sent
     assert f"queries: {sent}, HTTP requests: 0, cache hits: {sent}, retries: 0" in r.out
-    r = cli(*args, "--refresh")
+    r = cli(*args, "--force")
     assert r.code == 0 and len(server.requests) == 2 * sent
+    r = cli(*args, "--refresh")  # the old name: still works, and says so
+    assert r.code == 0 and len(server.requests) == 3 * sent
+    assert r.err.splitlines()[0] == "warning: --refresh is deprecated; use --force"
 
 
 def test_dry_run_prints_the_plan_and_writes_nothing(cli, in_tmp, server):
@@ -191,6 +194,6 @@ def test_bad_choices_are_refused_by_the_parser(cli, in_tmp):
 def test_help_lists_the_options(cli):
     r = cli("corpus", "build", "--help")
     assert r.code == 0
-    for flag in ("--source", "--endpoint", "--refresh", "--dry-run", "--only", "--dump", "--index", "--select",
+    for flag in ("--source", "--endpoint", "--force", "--dry-run", "--only", "--dump", "--index", "--select",
                  "--workers"):
         assert flag in r.out

@@ -288,13 +288,14 @@ def test_bad_input_lines_fail_with_path_and_line_or_are_skipped_when_lenient(tmp
 
 def test_cli_extract_patterns_and_dry_run(cli, in_tmp):
     shutil.copy(WIKI, in_tmp / "docs.jsonl")
-    r = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--output", "out/ex.jsonl")
+    r = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--out", "out/ex.jsonl")
     assert r.code == 0, r.err
     assert "extractions from 3 documents to out/ex.jsonl" in r.out
     assert "candidate sentences:" in r.out and "manifest: out/ex.manifest.json" in r.out
     assert (in_tmp / "out" / "ex.jsonl").is_file()
     again = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--output", "out/ex.jsonl")
-    assert again.code == 0 and "is up to date" in again.out
+    assert again.code == 0 and "is up to date" in again.out  # --output: the old name of --out
+    assert again.err.splitlines()[0] == "warning: --output is deprecated; use --out"
     dry = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--dry-run")
     plan = json.loads(dry.out)
     assert dry.code == 0 and plan["documents"] == 3 and plan["output"].endswith("data/kg/extractions.jsonl")

@@ -13,9 +13,9 @@ def test_build_then_current_then_refresh(cli, tmp_path, small_vocab, write_conce
                             "(89 classes, 139 instances), model all-MiniLM-L6-v2, index flat (")
     assert "  reason: no concept index in" in r.out
     r = cli("link", "build", "--concepts", concepts)
-    assert r.code == 0 and " is current: 420 surface forms" in r.out and "(--refresh rebuilds it)" in r.out
-    r = cli("link", "build", "--concepts", concepts, "--refresh")
-    assert r.code == 0 and r.out.startswith("built concept index") and "  reason: --refresh" in r.out
+    assert r.code == 0 and " is current: 420 surface forms" in r.out and "(--force rebuilds it)" in r.out
+    r = cli("link", "build", "--concepts", concepts, "--force")
+    assert r.code == 0 and r.out.startswith("built concept index") and "  reason: --force" in r.out
 
 
 def test_build_without_a_vocabulary_says_what_to_run(cli, tmp_path):

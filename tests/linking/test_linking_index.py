@@ -41,7 +41,7 @@ def test_rebuild_is_skipped_when_nothing_changed(project, make_cfg):
     os.utime(concepts, ns=(before + 10**9, before + 10**9))
     assert build_index(cfg)["built"] is False
     Linker.load(cfg)
-    assert build_index(cfg, refresh=True)["reasons"] == ["--refresh"]
+    assert build_index(cfg, refresh=True)["reasons"] == ["--force"]
 
 
 def test_a_changed_vocabulary_is_stale_then_rebuilt(project, small_vocab, make_cfg, write_concepts):

@@ -98,7 +98,7 @@ def _write_inputs(tmp_path: Path) -> tuple[list[str], Path]:
 def test_meta_command(cli, tmp_path):
     graphs, ratings = _write_inputs(tmp_path)
     r = cli("eval", "meta", *graphs, "--ratings", ratings, "--measure", "exact", "--measure", "rouge1",
-            "--bootstrap", "200", "--format", "csv", "--out", tmp_path / "out", "--set", "eval.meta_theta_grid.rouge1=[0.5, 0.9]")
+            "--bootstrap", "200", "--format", "csv", "--out", tmp_path / "out", "--set", "eval.meta.theta_grid.rouge1=[0.5, 0.9]")
     assert r.code == 0, r.err
     lines = r.out.splitlines()
     assert lines[0] == "measure,theta,mode,orientation,units,rho,ci90_low,ci90_high,ci95_low,ci95_high,best"

@@ -76,7 +76,7 @@ def test_soft_measure_with_meteor(wordnet_dir, cli, tmp_path):
     gold.write_text(json.dumps({"id": "1", "edges": [{"src": "dread of crime", "tgt": "air pollution", "direction": "+"}]}) + "\n")
     pred.write_text(json.dumps({"id": "1", "edges": [{"src": "fear of crime", "tgt": "air pollution", "direction": "+"}]}) + "\n")
     r = cli("eval", "soft", gold, pred, "--measure", "meteor=0.5", "--no-write", "--format", "csv",
-            "--set", f"eval.wordnet_dir={wordnet_dir}")
+            "--set", f"eval.soft.wordnet_dir={wordnet_dir}")
     assert r.code == 0, r.err
     row = r.out.splitlines()[1].split(",")
     assert row[:8] == ["meteor", "0.5000", "ours", "1", "1", "0", "0", "0"]
@@ -91,7 +91,7 @@ def test_meteor_without_wordnet_names_the_setup_command(tmp_path, cli):
                               "(run `causalkg eval setup-wordnet` (Debian/Ubuntu: apt-get install wordnet-base first))")
     g = tmp_path / "g.jsonl"
     g.write_text('{"id": "1", "edges": [{"src": "a", "tgt": "b"}]}\n')
-    r = cli("eval", "soft", g, g, "--measure", "meteor", "--no-write", "--set", f"eval.wordnet_dir={empty}")
+    r = cli("eval", "soft", g, g, "--measure", "meteor", "--no-write", "--set", f"eval.soft.wordnet_dir={empty}")
     assert r.code == 1
     assert r.err.strip().startswith("error: METEOR needs WordNet") and "causalkg eval setup-wordnet" in r.err
 

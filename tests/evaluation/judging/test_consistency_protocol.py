@@ -118,7 +118,7 @@ def test_malformed_answers_are_retried_then_reported(openai_server, tmp_path):
              pairs[3].cause: REVERSED}
     openai_server.responder = ScriptedJudge(lambda cause: plans[cause])
     openai_server.add_fault(Fault(status=500), Fault(malformed=True))  # HTTP faults: retried by the client
-    cfg = make_cfg(openai_server, tmp_path, **{"eval.consistency_max_attempts": 3})
+    cfg = make_cfg(openai_server, tmp_path, **{"eval.consistency.max_attempts": 3})
     result = consistency(cfg, pairs=FIXTURE, judge="openai:test-model", limit=0)
     ids = {p.id for p in pairs}
     fails = {f["id"]: f["error"] for f in result.failures}
@@ -170,7 +170,7 @@ def test_token_probability_judge_on_a_tiny_causal_lm(openai_server, tmp_path):
 
     lm = tiny_causal_lm(tmp_path / "lm")
     openai_server.responder = ScriptedJudge()
-    cfg = make_cfg(openai_server, tmp_path, **{"eval.consistency_batch_size": 7})
+    cfg = make_cfg(openai_server, tmp_path, **{"eval.consistency.batch_size": 7})
     with pytest.raises(ConfigError, match="does not write them"):
         consistency(cfg, pairs=FIXTURE, judge=f"transformers:{lm}", limit=2)
     result = consistency(cfg, pairs=FIXTURE, judge=f"transformers:{lm}", generator="openai:test-model", limit=2,
@@ -245,6 +245,6 @@ def test_cli_consistency_errors(cli, in_tmp, openai_server):
     assert r.code == 2 and "the token-probability judge ranks intermediates but does not write them" in r.err
     openai_server.responder = ScriptedJudge(lambda cause: "garbage")
     r = cli("eval", "consistency", "--pairs", FIXTURE, "--judge", "openai:test-model", "--limit", "1",
-            "--set", f"llm.base_url={openai_server.base_url}", "--set", "eval.consistency_max_attempts=1")
+            "--set", f"llm.base_url={openai_server.base_url}", "--set", "eval.consistency.max_attempts=1")
     assert r.code == 1
     assert "error: no pair could be ranked (first: ranking: no usable answer after 1 attempt(s): no ranking found" in r.err

@@ -155,7 +155,7 @@ def test_unreadable_grading_is_retried_then_the_unit_is_reported(openai_server, 
     correction = openai_server.requests[-1]["messages"][2]["content"]
     assert 'the answer must end with a line "END"' in correction
     openai_server.responder = Grader(bad_match_answers=99, bad_entail={"wind causes wildfires."})
-    cfg = cfg_for(openai_server, tmp_path, **{"eval.sqc_max_attempts": 2, "paths.cache": str(tmp_path / "cache2")})
+    cfg = cfg_for(openai_server, tmp_path, **{"eval.sqc.max_attempts": 2, "paths.cache": str(tmp_path / "cache2")})
     r = score_units(hand_units(), build_matcher(cfg, "openai:test-model"), None)
     failed = r.summary["failed_units"]
     assert [f["unit"] for f in failed] == ["u1", "u4"]  # u2 and u3 have no gold: nothing to ask
@@ -165,7 +165,7 @@ def test_unreadable_grading_is_retried_then_the_unit_is_reported(openai_server, 
 
 def test_unreadable_entailment_leaves_the_item_unscored(openai_server, tmp_path):
     openai_server.responder = Grader(bad_entail={"wind causes wildfires."})
-    cfg = cfg_for(openai_server, tmp_path, **{"eval.sqc_max_attempts": 2})
+    cfg = cfg_for(openai_server, tmp_path, **{"eval.sqc.max_attempts": 2})
     r = score_units(hand_units(), build_matcher(cfg, "openai:test-model"), build_complementer(cfg, "openai:test-model"))
     item = r.units[0]["predicted"][2]
     assert item["status"] == "unscored" and item["weight"] == 0.0

@@ -255,7 +255,7 @@ def test_transformers_judge_batches_samples_and_caches(tiny_models, tmp_path, kg
 
     torch.set_num_threads(1)
     cfg = load_config(overrides={"paths.data": str(tmp_path / "data"), "paths.cache": str(tmp_path / "cache"),
-                                 "eval.precision_batch_size": 3, "eval.precision_max_tokens": 4}, search_cwd=False)
+                                 "eval.precision.batch_size": 3, "eval.precision.max_tokens": 4}, search_cwd=False)
     spec = f"transformers:{tiny_models[kind]}"
     report = eval_precision([kg], spec, cfg=cfg, tries=3)
     assert report.judge["seq2seq"] is (kind == "seq2seq") and report.judge["device"] == "cpu"
