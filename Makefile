@@ -80,6 +80,7 @@ bench: venv
 
 docs: venv
 	$(BIN)/python scripts/gen_cli_docs.py
+	$(BIN)/python scripts/gen_api_docs.py
 
 clean:
 	rm -rf data/ .pytest_cache

@@ -29,9 +29,9 @@ from typing import Any, Mapping, Sequence
 from causalkg.config import Config, load_config
 from causalkg.errors import ConfigError, SourceError
 from causalkg.results import (
-    Agreement, Alignment, Assembly, ConfigView, Consistency, CorpusBuild, EloRatings, Export, Extraction, IndexBuild,
-    Links, MetaEvaluation, Precision, QueryAnswer, Recall, Report, SoftScores, SQCScore, Stats, Summary, Training,
-    WordNetInstall,
+    Agreement, Alignment, Assembly, ConfigView, Consistency, CorpusBuild, EloRatings, Export, Extraction,
+    HumanPrecisionResult, IndexBuild, Links, MetaEvaluation, Precision, QueryAnswer, Recall, Report, SQCScore,
+    SoftScores, Stats, Summary, Training, WordNetInstall,
 )
 
 PathLike = str | os.PathLike

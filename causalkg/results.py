@@ -510,7 +510,8 @@ class Recall(Result):
     written: dict[str, str] = field(default_factory=dict)
 
     def rows(self) -> list[dict[str, Any]]:
-        return self.detail.rows()
+        """One row per KG and view (full, classes, instances)."""
+        return self.detail.rows
 
     def _json(self) -> Any:
         return json.loads(self.detail.render("json"))
@@ -536,7 +537,8 @@ class Precision(Result):
     written: dict[str, str] = field(default_factory=dict)
 
     def rows(self) -> list[dict[str, Any]]:
-        return self.detail.rows()
+        """One row per KG and view (full, types, instances)."""
+        return self.detail.rows
 
     def _json(self) -> Any:
         return self.detail.to_json()

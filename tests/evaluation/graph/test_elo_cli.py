@@ -23,7 +23,9 @@ def test_elo_from_judgements(cli, in_tmp):
     assert lines[1] == "p1,alice,1016.0000,1,2,1,0,1,True"
     assert lines[2] == "p1,bob,1000.0000,2,1,0,0,1,False"
     assert lines[3] == "p1,llm,984.0000,3,1,0,1,0,False"
-    assert f"3 judgements (2 ties) over 2 units; written to {in_tmp / 'data/eval/elo'}" in r.out
+    assert len(lines) == 6  # csv is the table only; text adds the counts
+    text = cli("eval", "elo", j)
+    assert f"3 judgements (2 ties) over 2 units; written to {in_tmp / 'data/eval/elo'}" in text.out
     assert json.loads((in_tmp / "data/eval/elo/winners.json").read_text()) == {"p1": "alice", "p2": "llm"}
     r = cli("eval", "elo", j, "--ties", "half", "--no-write", "--format", "json")
     rows = json.loads(r.out)

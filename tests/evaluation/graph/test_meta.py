@@ -103,7 +103,10 @@ def test_meta_command(cli, tmp_path):
     lines = r.out.splitlines()
     assert lines[0] == "measure,theta,mode,orientation,units,rho,ci90_low,ci90_high,ci95_low,ci95_high,best"
     assert lines[1].startswith("exact,1.0000,ours,winner-gold,3,0.0000,")
-    assert "best theta: exact=1, rouge1=0.5; 3 units" in r.out
+    assert len(lines) == 4  # csv is the table only; text adds the best thresholds
+    text = cli("eval", "meta", *graphs, "--ratings", ratings, "--measure", "exact", "--measure", "rouge1",
+               "--bootstrap", "200", "--no-write", "--set", "eval.meta.theta_grid.rouge1=[0.5, 0.9]")
+    assert text.out.rstrip().splitlines()[-1] == "best theta: exact=1, rouge1=0.5; 3 units"
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["best_theta"] == {"exact": 1.0, "rouge1": 0.5}
     assert (tmp_path / "out" / "manifest.json").exists()

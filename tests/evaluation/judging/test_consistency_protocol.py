@@ -222,7 +222,8 @@ def test_batched_log_probabilities_equal_one_at_a_time(tmp_path):
 def test_cli_consistency(cli, in_tmp, openai_server):
     openai_server.responder = ScriptedJudge(lambda cause: REFERENCE_RANKS)
     base = ["--set", f"llm.base_url={openai_server.base_url}", "--set", "llm.backoff_base=0"]
-    r = cli("eval", "consistency", "--pairs", FIXTURE, "--judge", "openai:test-model", "--limit", "3", *base)
+    r = cli("eval", "consistency", "--pairs", FIXTURE, "--judge", "openai:test-model", "--limit", "3", *base,
+            "--format", "md")
     assert r.code == 0, r.err
     assert "| llm | 3 | 0.800 ± 0.000 | 0.600 ± 0.000 | 0.867 ± 0.000 | 1.000 ± 0.000 | 1.000 ± 0.000 |" in r.out
     assert "judge openai:test-model: 3 of 3 pairs ranked" in r.out

@@ -284,7 +284,7 @@ def test_cli_sqc(cli, in_tmp, openai_server):
     src = write_units(in_tmp / "hand.jsonl", hand_units())
     base = ["--set", f"llm.base_url={openai_server.base_url}", "--set", "llm.backoff_base=0"]
     r = cli("eval", "sqc", "--units", src, "--matcher", "openai:test-model", "--complementer", "openai:test-model",
-            "--explain", *base)
+            "--explain", *base, "--format", "md")
     assert r.code == 0, r.err
     assert "| micro | 4 | 6 | 4 | 2 | 2 | 1.8500 | 0.6417 | 0.6581 | 0.6498 |" in r.out
     assert "tau 0.6600 (60th percentile of 4 gold entailment scores)" in r.out

@@ -289,7 +289,8 @@ def test_transformers_judge_reports_a_model_it_cannot_load(tmp_path, kg):
 
 def test_cli_precision_prints_the_summary_usage_and_reference_layout(cli, openai_server, tmp_path, kg):
     openai_server.responder = answers_by_topic
-    base = ["eval", "precision", "--kg", kg, "--judge", "openai:test-model", "--set", f"llm.base_url={openai_server.base_url}"]
+    base = ["eval", "precision", "--kg", kg, "--judge", "openai:test-model", "--set", f"llm.base_url={openai_server.base_url}",
+            "--format", "md"]
     res = cli(*base, "--tries", "3", cwd=tmp_path)
     assert res.code == 0, res.err
     lines = res.out.splitlines()
@@ -319,7 +320,7 @@ def test_cli_precision_errors(cli, openai_server, tmp_path, kg):
     assert res.code == 2 and "--tries must be at least 1" in res.err
     openai_server.add_fault(*[Fault(status=500) for _ in range(4)])
     res = cli("eval", "precision", "--kg", kg, "--judge", "openai:m", "--tries", "1", "--concurrency", "1",
-              "--set", f"llm.base_url={openai_server.base_url}", "--set", "llm.max_retries=0")
+              "--set", f"llm.base_url={openai_server.base_url}", "--set", "llm.max_retries=0", "--format", "md")
     assert res.code == 1 and "| kg.jsonl | full | 4 | 0 | 0 |" in res.out
     assert res.err.strip().endswith(
         "error: 4 of 4 pairs could not be judged (first error: chat request to "
@@ -339,7 +340,7 @@ def test_cli_precision_shows_the_judge_consistency_measured_by_eval_consistency(
         extra={"judge": "openai:test-model", "method": "llm", "headline": "tau_all", "figures": figures}))
     openai_server.responder = answers_by_topic
     res = cli("eval", "precision", "--kg", kg, "--judge", "openai:test-model", "--tries", "1",
-              "--set", f"llm.base_url={openai_server.base_url}", cwd=tmp_path)
+              "--set", f"llm.base_url={openai_server.base_url}", "--format", "md", cwd=tmp_path)
     assert res.code == 0, res.err
     header = res.out.splitlines()[0]
     assert header.endswith("| failed | abstained | unparsed | judge_tau_all | judge_tau_supporters | judge_tau_defeaters | judge_cgp | judge_igc |")

@@ -298,7 +298,7 @@ def test_cli_recall_tables_in_each_format(cli, tmp_path):
 
 def test_cli_recall_writes_details_and_a_plot(cli, tmp_path):
     out = tmp_path / "out"
-    res = cli("eval", "recall", "--kg", FULL, "--per-class", "--out", out, cwd=tmp_path)
+    res = cli("eval", "recall", "--kg", FULL, "--per-class", "--out", out, "--format", "md", cwd=tmp_path)
     assert res.code == 0, res.err
     assert "| causenet-full-linked-v1.jsonl | base-kg-v1.jsonl | Q7944 | earthquake | 20 | 7 | 0.3500 |" in res.out
     assert (out / "recall_by_class.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
