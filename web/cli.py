@@ -7,6 +7,7 @@ from typing import Any
 
 from causalkg.cli import add_command
 from causalkg.config import Config
+from causalkg.options import add_dry_run
 
 
 def register(subparsers: Any) -> None:
@@ -26,7 +27,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--kg", metavar="DIR", help="the KG folder (default: <data>/kg)")
     p.add_argument("--judgements", metavar="FILE",
                    help="where judgements are appended (default: <data>/judgements/judgements.jsonl)")
-    p.add_argument("--dry-run", action="store_true", help="check the options and print the plan; serve nothing")
+    add_dry_run(p, "check the options and print the plan; serve nothing")
 
 
 def _serve(args: argparse.Namespace, cfg: Config) -> int:
