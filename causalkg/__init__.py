@@ -33,6 +33,7 @@ _API: dict[str, str] = {
     "load_config": "causalkg.config:load_config",
     "Config": "causalkg.config:Config",
     "show_config": "causalkg.api:show_config",
+    "list_registry": "causalkg.api:list_registry",
     "CausalKGError": "causalkg.errors:CausalKGError",
     "ConfigError": "causalkg.errors:ConfigError",
     "SchemaError": "causalkg.errors:SchemaError",

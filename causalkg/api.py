@@ -30,7 +30,7 @@ from causalkg.config import Config, load_config
 from causalkg.errors import ConfigError, SourceError
 from causalkg.results import (
     Agreement, Alignment, Assembly, ConfigView, Consistency, CorpusBuild, EloRatings, Export, Extraction,
-    HumanPrecisionResult, IndexBuild, Links, MetaEvaluation, Precision, QueryAnswer, Recall, Report, SQCScore,
+    HumanPrecisionResult, IndexBuild, Links, MetaEvaluation, Precision, QueryAnswer, Recall, RegistryListing, Report, SQCScore,
     SoftScores, Stats, Summary, Training, WordNetInstall,
 )
 
@@ -53,6 +53,23 @@ def show_config(*, cfg: CfgLike = None) -> ConfigView:
     """The resolved configuration (``causalkg config show``)."""
     c = resolve_config(cfg)
     return ConfigView(data=c.to_dict(), sources=list(c.sources), detail=c)
+
+
+def list_registry(*, kind: str | None = None) -> RegistryListing:
+    """What can be swapped, by versioned name (``causalkg registry list``): extractors, judges,
+    similarity measures, the SQC matcher and complementer, the consistency judge, encoders.
+    ``kind`` keeps one kind. Names without a version (``qa``) mean the newest (``qa.v1``)."""
+    from causalkg.registry import CATALOG, registry
+
+    kinds = [kind] if kind else sorted(CATALOG)
+    entries = []
+    for k in kinds:
+        reg = registry(k)
+        for name in reg.names():
+            base = name.rsplit(".v", 1)[0]
+            aliases = ", ".join(sorted(a for a, b in reg.aliases().items() if b == base))
+            entries.append({"kind": k, "name": name, "aliases": aliases, "target": str(CATALOG[k][name])})
+    return RegistryListing(entries=entries)
 
 
 # --- corpus ----------------------------------------------------------------------------------
@@ -454,7 +471,7 @@ def _path(p: Any) -> Path | None:
 
 
 __all__ = [
-    "load_config", "resolve_config", "show_config", "build_corpus", "build_index", "link", "train_qa", "extract",
+    "load_config", "resolve_config", "show_config", "list_registry", "build_corpus", "build_index", "link", "train_qa", "extract",
     "assemble", "export", "query", "stats", "summary", "recall", "precision", "human_precision", "report", "soft", "elo", "meta", "align",
     "agreement", "sqc", "consistency", "setup_wordnet",
 ]

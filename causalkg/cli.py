@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     config_cmds = add_group(sub, "config", "show the resolved configuration")
     show = add_command(config_cmds, "show", _config_show, "print the resolved configuration")
     add_format(show, "configuration (text: TOML)")
+    reg = add_command(add_group(sub, "registry", "the swappable parts, by versioned name"), "list", _registry_list,
+                      "list what is registered: extractors, judges, measures, matchers, encoders (name.vN)")
+    reg.add_argument("--kind", help="one kind only (extractor, judge, similarity, sqc-matcher, sqc-complementer, consistency-judge, encoder)")
+    add_format(reg)
     for module_name in STAGE_CLIS:
         importlib.import_module(module_name).register(sub)
     return parser
@@ -112,6 +116,12 @@ def _config_show(args: argparse.Namespace, cfg: Config) -> None:
     from causalkg.api import show_config
 
     print(show_config(cfg=cfg).to_table(args.format))
+
+
+def _registry_list(args: argparse.Namespace, cfg: Config) -> None:
+    from causalkg.api import list_registry
+
+    print(list_registry(kind=args.kind).to_table(args.format))
 
 
 def _setup_logging(debug: bool, quiet: bool) -> None:

@@ -1,16 +1,24 @@
-"""A small registry of swappable parts, chosen by name with lazy imports.
+"""The registry of swappable parts: chosen by versioned name, imported only when used.
 
 Specs look like ``"openai:gpt-4o-mini"`` or ``"qa:models/causal-qa"``: a backend name, a colon,
-and an argument the backend interprets (a model name, a path). Each registry maps backend names
-to ``"module:attribute"`` strings, imported only when that backend is used, so that choosing the
-embedding matcher never imports transformers and the CLI starts fast.
+and an argument the backend interprets (a model name, a path). Every backend is registered
+under a versioned name, ``qa.v1``, ``embedding.v1``, ...; a spec may name the version
+(``qa.v1:models/causal-qa``) or not (``qa:...`` takes the newest), so an output made with
+``qa.v1`` can be reproduced after a ``qa.v2`` appears. Manifests record the versioned name.
+
+``CATALOG`` below is the one list of what is swappable, per kind: extractors, precision judges,
+similarity measures, the SQC matcher and complementer, the consistency judge, the encoder and the
+export target. Entries are ``"module:attribute"`` strings, imported when that backend is first
+used, so that choosing the embedding matcher never imports transformers and the CLI starts fast.
+``registry(kind)`` gives one kind's ``Registry``; ``causalkg registry list`` shows them all.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from causalkg.errors import ConfigError
 
@@ -37,26 +45,68 @@ def parse_spec(text: str, *, default_backend: str | None = None) -> Spec:
     return Spec(backend.strip(), arg.strip())
 
 
-class Registry:
-    """Named factories, imported lazily. ``kind`` names the registry in error messages."""
+_VERSIONED = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_-]*)\.v(?P<version>\d+)$")
 
-    def __init__(self, kind: str, entries: dict[str, str] | None = None):
+
+def split_version(name: str) -> tuple[str, int | None]:
+    """``"qa.v1"`` -> ``("qa", 1)``; ``"qa"`` -> ``("qa", None)``."""
+    m = _VERSIONED.match(name)
+    return (m.group("base"), int(m.group("version"))) if m else (name, None)
+
+
+class Registry:
+    """Named factories of one kind, imported lazily. ``kind`` names the registry in messages.
+
+    ``entries`` maps versioned names (``qa.v1``) to ``"module:attribute"`` strings or callables;
+    ``aliases`` maps other names to a base name (``rouge`` -> ``rouge1``).
+    """
+
+    def __init__(self, kind: str, entries: Mapping[str, str | Callable[..., Any]] | None = None,
+                 aliases: Mapping[str, str] | None = None):
         self.kind = kind
-        self._entries: dict[str, str | Callable[..., Any]] = dict(entries or {})
+        self._entries: dict[str, str | Callable[..., Any]] = {}
+        self._aliases: dict[str, str] = dict(aliases or {})
+        for name, target in (entries or {}).items():
+            self.register(name, target)
 
     def register(self, name: str, target: str | Callable[..., Any]) -> None:
+        """Add ``name`` (versioned: ``base.vN``) -> ``target`` (``"module:attr"`` or a callable)."""
+        if split_version(name)[1] is None:
+            raise ValueError(f"registry names carry a version (name.vN): {name!r}")
         self._entries[name] = target
 
     def names(self) -> list[str]:
+        """Every versioned name, sorted."""
         return sorted(self._entries)
 
+    def aliases(self) -> dict[str, str]:
+        return dict(self._aliases)
+
+    def bases(self) -> list[str]:
+        """The names a spec may use without a version."""
+        return sorted({split_version(n)[0] for n in self._entries})
+
+    def resolve(self, name: str) -> str:
+        """The versioned name for ``name``: itself when versioned, else the newest version (aliases
+        followed). Raises ConfigError when nothing of that name is registered."""
+        base, version = split_version(name)
+        base = self._aliases.get(base, base)
+        if version is not None:
+            full = f"{base}.v{version}"
+            if full in self._entries:
+                return full
+        else:
+            versions = [v for n in self._entries for b, v in [split_version(n)] if b == base and v is not None]
+            if versions:
+                return f"{base}.v{max(versions)}"
+        raise ConfigError(f"unknown {self.kind} {name!r}", hint=f"choose one of: {', '.join(self.bases())}")
+
+    def base(self, name: str) -> str:
+        """The unversioned, canonical name of a registered backend (``openai.v1`` -> ``openai``)."""
+        return split_version(self.resolve(name))[0]
+
     def get(self, name: str) -> Callable[..., Any]:
-        try:
-            target = self._entries[name]
-        except KeyError:
-            raise ConfigError(
-                f"unknown {self.kind} {name!r}", hint=f"choose one of: {', '.join(self.names())}"
-            ) from None
+        target = self._entries[self.resolve(name)]
         if callable(target):
             return target
         module_name, _, attr = target.partition(":")
@@ -66,3 +116,63 @@ class Registry:
     def create(self, spec: str | Spec, **kwargs: Any) -> Any:
         s = parse_spec(spec) if isinstance(spec, str) else spec
         return self.get(s.backend)(s.arg, **kwargs)
+
+
+# kind -> (versioned name -> "module:attribute"), and aliases. The one list of swappable parts.
+CATALOG: dict[str, dict[str, str]] = {
+    "extractor": {
+        "qa.v1": "causalkg.kg.extractors.qa:create",
+        "patterns.v1": "causalkg.kg.extractors.patterns:create",
+        "llm.v1": "causalkg.kg.extractors.llm:create",
+    },
+    "judge": {
+        "openai.v1": "causalkg.evaluation.wikicausal.judges:OpenAIJudge",
+        "transformers.v1": "causalkg.evaluation.wikicausal.judges:TransformersJudge",
+    },
+    "similarity": {
+        "exact.v1": "causalkg.evaluation.graph.similarity:ExactSimilarity",
+        "verbatim.v1": "causalkg.evaluation.graph.similarity:VerbatimSimilarity",
+        "bleu.v1": "causalkg.evaluation.graph.similarity:BleuSimilarity",
+        "ref-bleu.v1": "causalkg.evaluation.graph.similarity:ReferenceBleuSimilarity",
+        "rouge1.v1": "causalkg.evaluation.graph.similarity:Rouge1Similarity",
+        "meteor.v1": "causalkg.evaluation.graph.similarity:MeteorSimilarity",
+        "ref-meteor.v1": "causalkg.evaluation.graph.similarity:ReferenceMeteorSimilarity",
+        "embedding.v1": "causalkg.evaluation.graph.similarity:EmbeddingSimilarity",
+        "bleurt.v1": "causalkg.evaluation.graph.similarity:BleurtSimilarity",
+    },
+    "sqc-matcher": {
+        "embedding.v1": "causalkg.evaluation.judging.sqc:embedding_matcher",
+        "openai.v1": "causalkg.evaluation.judging.sqc:llm_matcher",
+    },
+    "sqc-complementer": {
+        "nli.v1": "causalkg.evaluation.judging.sqc:nli_complementer",
+        "openai.v1": "causalkg.evaluation.judging.sqc:llm_complementer",
+    },
+    "consistency-judge": {
+        "openai.v1": "causalkg.evaluation.judging.consistency:llm_ranking",
+        "transformers.v1": "causalkg.evaluation.judging.consistency:tokenprob_ranking",
+    },
+    "encoder": {
+        "sentence-transformers.v1": "causalkg.linking.encoder:Encoder",
+    },
+}
+ALIASES: dict[str, dict[str, str]] = {
+    "similarity": {"rouge": "rouge1", "cosine": "embedding"},
+}
+
+
+# How a kind is named in messages ("unknown SQC matcher 'bm25'").
+TITLES: dict[str, str] = {"similarity": "similarity measure", "sqc-matcher": "SQC matcher",
+                          "sqc-complementer": "SQC complementer", "consistency-judge": "consistency judge"}
+
+
+def registry(kind: str) -> Registry:
+    """The registry of one kind of swappable part (a key of ``CATALOG``)."""
+    if kind not in CATALOG:
+        raise ConfigError(f"no registry of {kind!r}", hint=f"choose one of: {', '.join(sorted(CATALOG))}")
+    return Registry(TITLES.get(kind, kind), CATALOG[kind], ALIASES.get(kind))
+
+
+def listing() -> dict[str, list[str]]:
+    """Every kind and its versioned names (what ``causalkg registry list`` prints)."""
+    return {kind: registry(kind).names() for kind in sorted(CATALOG)}

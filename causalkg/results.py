@@ -199,6 +199,22 @@ def to_toml(data: Mapping[str, Any], sections: "set[str] | None" = None, prefix:
     return "\n".join(lines)
 
 
+@dataclass
+class RegistryListing(Result):
+    """What is registered (``list_registry``): one row per kind and versioned name."""
+
+    entries: list[dict[str, str]] = field(default_factory=list)
+
+    def rows(self) -> list[dict[str, str]]:
+        return self.entries
+
+    def _json(self) -> Any:
+        return self.entries
+
+    def _render(self, fmt: str) -> str:
+        return _table(self.entries, ["kind", "name", "aliases", "target"], fmt)
+
+
 # --- corpus ----------------------------------------------------------------------------------
 
 
@@ -816,7 +832,7 @@ class WordNetInstall(Result):
 
 
 __all__ = [
-    "FORMATS", "check_format", "Result", "ConfigView", "CorpusBuild", "IndexBuild", "Links", "Training", "Extraction",
+    "FORMATS", "check_format", "Result", "ConfigView", "RegistryListing", "CorpusBuild", "IndexBuild", "Links", "Training", "Extraction",
     "Assembly", "Export", "QueryAnswer", "Stats", "Summary", "Recall", "Precision", "HumanPrecisionResult", "Report", "SoftScores",
     "EloRatings", "MetaEvaluation", "Alignment", "Agreement", "SQCScore", "Consistency", "WordNetInstall",
 ]

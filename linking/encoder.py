@@ -162,3 +162,16 @@ class Encoder:
             show_progress_bar=show_progress,
         )
         return np.ascontiguousarray(vecs, dtype=np.float32)
+
+
+def create_encoder(model: str, **kwargs: object) -> "Encoder":
+    """An encoder from the registry (``causalkg.registry.CATALOG["encoder"]``): ``model`` is a
+    spec ``BACKEND:NAME`` (``sentence-transformers.v1:all-MiniLM-L6-v2``) or, as everywhere in
+    the config, just a model name or path, which the newest ``sentence-transformers`` backend loads.
+    ``kwargs`` (``device``, ``batch_size``) go to the backend."""
+    from causalkg.registry import Spec, registry, split_version
+
+    encoders = registry("encoder")
+    backend, sep, arg = model.partition(":")
+    spec = Spec(backend, arg) if sep and split_version(backend)[0] in encoders.bases() else Spec("sentence-transformers", model)
+    return encoders.create(spec, **kwargs)

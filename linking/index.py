@@ -293,7 +293,7 @@ def build_index(
 
 
 def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[str], *, lenient: bool) -> dict[str, Any]:
-    from causalkg.linking.encoder import Encoder
+    from causalkg.linking.encoder import create_encoder
 
     lk = cfg["linking"]
     t0 = time.perf_counter()
@@ -311,7 +311,7 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
         raise SourceError(f"{path}: no concept with a label or alias", hint="run causalkg corpus build")
     t_read = time.perf_counter() - t0
 
-    encoder = Encoder(lk["model"], device=lk["device"], batch_size=int(lk["batch_size"]))
+    encoder = create_encoder(lk["model"], device=lk["device"], batch_size=int(lk["batch_size"]))
     texts = [s["surface"] for s in vocab.surfaces]
     t1 = time.perf_counter()
     parts = []

@@ -167,12 +167,12 @@ class Linker:
     def from_concepts(cls, concepts: Iterable[Concept | dict], cfg: Config, *, encoder: Any = None) -> "Linker":
         """An in-memory linker over ``concepts`` (Concept models or dicts), built with the
         configured model and index settings; nothing is written. For tests and benchmarks."""
-        from causalkg.linking.encoder import Encoder
+        from causalkg.linking.encoder import create_encoder
 
         records = [c if isinstance(c, Concept) else Concept.model_validate(c) for c in concepts]
         vocab = collect_vocabulary(records)
         lk = cfg["linking"]
-        enc = encoder or Encoder(lk["model"], device=lk["device"], batch_size=int(lk["batch_size"]))
+        enc = encoder or create_encoder(lk["model"], device=lk["device"], batch_size=int(lk["batch_size"]))
         vectors = enc.encode([s["surface"] for s in vocab.surfaces])
         index = make_faiss_index(build_settings(cfg), enc.dim, len(vectors))
         fill_index(index, vectors)
@@ -190,9 +190,9 @@ class Linker:
     def encoder(self):
         """The sentence encoder, loaded on first use (an all-exact batch with k=1 needs none)."""
         if self._encoder is None:
-            from causalkg.linking.encoder import Encoder
+            from causalkg.linking.encoder import create_encoder
 
-            self._encoder = Encoder(self.model_id, device=self.device, batch_size=self.batch_size)
+            self._encoder = create_encoder(self.model_id, device=self.device, batch_size=self.batch_size)
         return self._encoder
 
     def __len__(self) -> int:

@@ -35,24 +35,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from causalkg.errors import ConfigError, ModelError
-from causalkg.registry import Registry, Spec, parse_spec
+from causalkg.registry import Spec, parse_spec, registry, split_version
 
-SIMILARITIES = Registry(
-    "similarity measure",
-    {
-        "exact": "causalkg.evaluation.graph.similarity:ExactSimilarity",
-        "verbatim": "causalkg.evaluation.graph.similarity:VerbatimSimilarity",
-        "bleu": "causalkg.evaluation.graph.similarity:BleuSimilarity",
-        "ref-bleu": "causalkg.evaluation.graph.similarity:ReferenceBleuSimilarity",
-        "rouge1": "causalkg.evaluation.graph.similarity:Rouge1Similarity",
-        "rouge": "causalkg.evaluation.graph.similarity:Rouge1Similarity",
-        "meteor": "causalkg.evaluation.graph.similarity:MeteorSimilarity",
-        "ref-meteor": "causalkg.evaluation.graph.similarity:ReferenceMeteorSimilarity",
-        "embedding": "causalkg.evaluation.graph.similarity:EmbeddingSimilarity",
-        "cosine": "causalkg.evaluation.graph.similarity:EmbeddingSimilarity",
-        "bleurt": "causalkg.evaluation.graph.similarity:BleurtSimilarity",
-    },
-)
+SIMILARITIES = registry("similarity")  # causalkg.registry.CATALOG: versioned names, aliases
 
 # What the reference mode uses in place of each measure (the study's implementations).
 _REFERENCE_VARIANT = {"bleu": "ref-bleu", "meteor": "ref-meteor", "exact": "verbatim"}
@@ -62,13 +47,15 @@ _CANONICAL = {"rouge": "rouge1", "cosine": "embedding"}
 
 def canonical_name(name: str) -> str:
     spec = parse_spec(name)
-    return _CANONICAL.get(spec.backend, spec.backend)
+    base = split_version(spec.backend)[0]
+    return _CANONICAL.get(base, base)
 
 
 def reference_name(name: str) -> str:
     """The measure spec the ``reference`` mode uses for ``name`` (argument kept)."""
     spec = parse_spec(name)
-    canon = _CANONICAL.get(spec.backend, spec.backend)
+    base = split_version(spec.backend)[0]
+    canon = _CANONICAL.get(base, base)
     return str(Spec(_REFERENCE_VARIANT.get(canon, canon), spec.arg))
 
 
@@ -241,9 +228,9 @@ class EmbeddingSimilarity(Similarity):
 
     def __init__(self, arg: str = "", *, device: str = "auto", batch_size: int = 256, **kw: Any):
         super().__init__(arg or "all-MiniLM-L6-v2", **kw)
-        from causalkg.linking.encoder import Encoder
+        from causalkg.linking.encoder import create_encoder
 
-        self.encoder = Encoder(self.arg, device=device, batch_size=batch_size)
+        self.encoder = create_encoder(self.arg, device=device, batch_size=batch_size)
         self._vectors: dict[str, np.ndarray] = {}
 
     def prepare(self, labels: Sequence[str]) -> None:

@@ -55,7 +55,7 @@ from causalkg.contracts import FlatPair
 from causalkg.errors import ConfigError, SchemaError
 from causalkg.jsonl import ReadStats, format_validation_error, iter_json_lines, write_json, write_jsonl
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
-from causalkg.registry import Spec, parse_spec
+from causalkg.registry import Spec, parse_spec, registry, split_version
 
 log = logging.getLogger(__name__)
 
@@ -725,10 +725,38 @@ def judge_slug(judge: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", judge).strip("_") or "judge"
 
 
+def llm_ranking(arg: str, *, cfg: Config, runs: list["PairRun"], clients: dict[str, Any], seed: int,
+                max_attempts: int, temperature: float, **_: Any) -> tuple[list[str], str]:
+    """The ``openai`` judge: the LLM protocol ranks the ten intermediates of each pair by prompt."""
+    spec = Spec("openai", arg)
+    client = clients.get(str(spec)) or _chat_client(cfg, spec)
+    clients[str(spec)] = client
+    _rank_llm(client, runs, seed=seed, max_attempts=max_attempts, temperature=temperature)
+    return ["llm"], "llm"
+
+
+def tokenprob_ranking(arg: str, *, cfg: Config, runs: list["PairRun"], seed: int, conjunctions: list[str],
+                      template: str, **_: Any) -> tuple[list[str], str]:
+    """The ``transformers`` judge: rank by the causal LM's probability of the effect after each
+    intermediate, per conjunction and combined."""
+    from causalkg.evaluation.judging.causal_lm import CausalLMScorer
+
+    ev = cfg["eval"]["consistency"]
+    scorer = CausalLMScorer(arg, device=ev["device"], batch_size=ev["batch_size"],
+                            cache=DiskCache(cfg.path("paths.cache") / "eval-models.sqlite"))
+    _rank_tokenprob(scorer, runs, conjunctions=conjunctions, template=template, seed=seed)
+    return conjunctions + [COMBINED], COMBINED
+
+
+llm_ranking.method = "llm"  # type: ignore[attr-defined]  (recorded in manifests as "method")
+tokenprob_ranking.method = "tokenprob"  # type: ignore[attr-defined]
+JUDGES = registry("consistency-judge")  # causalkg.registry.CATALOG: openai.v1, transformers.v1
+
+
 def normalize_judge(judge: str) -> Spec:
     """``openai:MODEL`` or ``transformers:PATH``; a bare name means ``openai:NAME``."""
     spec = parse_spec(judge, default_backend="openai")
-    if spec.backend not in ("openai", "transformers"):
+    if split_version(spec.backend)[0] not in JUDGES.bases():
         raise ConfigError(f"unknown consistency judge backend {spec.backend!r}",
                           hint="use openai:MODEL (the LLM protocol) or transformers:PATH (token probabilities)")
     if not spec.arg:
@@ -774,7 +802,8 @@ def consistency(
     ev = cfg["eval"]
     spec = normalize_judge(judge or ev["consistency"]["judge"] or f"openai:{cfg['llm']['model']}")
     judge_s = str(spec)
-    method = "llm" if spec.backend == "openai" else "tokenprob"
+    ranker = JUDGES.get(spec.backend)
+    method = ranker.method
     limit = ev["consistency"]["limit"] if limit is None else int(limit)
     seed = ev["consistency"]["seed"] if seed is None else int(seed)
     igc = igc or ev["consistency"]["igc"]
@@ -802,7 +831,7 @@ def consistency(
         )
     if lacking and gen_text:
         gen_spec = normalize_judge(gen_text)
-        if gen_spec.backend != "openai":
+        if JUDGES.base(gen_spec.backend) != "openai":
             raise ConfigError(f"generator {gen_spec} cannot write intermediates", hint="use an openai:MODEL generator")
     settings = {
         "judge": judge_s, "method": method, "generator": str(gen_spec) if gen_spec else None, "limit": limit,
@@ -829,18 +858,8 @@ def consistency(
     if gen_spec is not None:
         clients[str(gen_spec)] = _chat_client(cfg, gen_spec)
         _generate(clients[str(gen_spec)], runs, max_attempts=max_attempts, temperature=temperature)
-    if method == "llm":
-        client = clients.get(judge_s) or _chat_client(cfg, spec)
-        clients[judge_s] = client
-        _rank_llm(client, runs, seed=seed, max_attempts=max_attempts, temperature=temperature)
-        variants, headline = ["llm"], "llm"
-    else:
-        from causalkg.evaluation.judging.causal_lm import CausalLMScorer
-
-        scorer = CausalLMScorer(spec.arg, device=ev["consistency"]["device"], batch_size=ev["consistency"]["batch_size"],
-                                cache=DiskCache(cfg.path("paths.cache") / "eval-models.sqlite"))
-        _rank_tokenprob(scorer, runs, conjunctions=conjunctions, template=template, seed=seed)
-        variants, headline = conjunctions + [COMBINED], COMBINED
+    variants, headline = ranker(spec.arg, cfg=cfg, runs=runs, clients=clients, seed=seed, max_attempts=max_attempts,
+                                temperature=temperature, conjunctions=conjunctions, template=template)
     elapsed = time.time() - started
 
     scored = [r for r in runs if r.error is None and r.rankings]

@@ -38,7 +38,7 @@ from causalkg.config import Config
 from causalkg.errors import ConfigError, SchemaError
 from causalkg.jsonl import ReadStats, iter_json_lines, write_json, write_jsonl
 from causalkg.manifest import build_manifest, write_manifest
-from causalkg.registry import Spec, parse_spec
+from causalkg.registry import Registry, Spec, parse_spec, registry, split_version
 
 log = logging.getLogger(__name__)
 
@@ -298,13 +298,13 @@ class EmbeddingMatcher:
     """Cosine similarity of sentence embeddings, a maximum one-to-one assignment, a threshold."""
 
     def __init__(self, encoder: str = "all-MiniLM-L6-v2", *, threshold: float = 0.8, device: str = "auto"):
-        from causalkg.linking.encoder import Encoder
+        from causalkg.linking.encoder import create_encoder
 
         if not 0.0 <= threshold <= 1.0:
             raise ConfigError(f"sqc_embedding_threshold must be in [0, 1], got {threshold}")
         self.spec = f"embedding:{encoder}"
         self.threshold = threshold
-        self.encoder = Encoder(encoder, device=device)
+        self.encoder = create_encoder(encoder, device=device)
         self._vectors: dict[str, Any] = {}  # text -> vector: gold facts recur across calls
 
     @staticmethod
@@ -667,39 +667,60 @@ def score_units(
 # --- the command -----------------------------------------------------------------------------
 
 
-def build_matcher(cfg: Config, spec_text: str, threshold: float | None = None) -> Any:
-    ev = cfg["eval"]
-    spec = parse_spec(spec_text, default_backend="embedding")
-    if spec_text.strip() in ("embedding", "openai"):  # a backend named alone takes its default model
-        spec = Spec(spec_text.strip(), "")
-    if spec.backend == "embedding":
-        return EmbeddingMatcher(spec.arg or "all-MiniLM-L6-v2",
-                                threshold=float(ev["sqc"]["embedding_threshold"] if threshold is None else threshold),
-                                device=ev["sqc"]["device"])
-    if spec.backend == "openai":
-        from causalkg.llm import ChatClient
+MATCHERS = registry("sqc-matcher")  # causalkg.registry.CATALOG: embedding.v1, openai.v1
+COMPLEMENTERS = registry("sqc-complementer")  # nli.v1, openai.v1
 
-        return LLMMatcher(ChatClient.from_config(cfg, model=spec.arg or None), max_attempts=int(ev["sqc"]["max_attempts"]))
-    raise ConfigError(f"unknown SQC matcher {spec.backend!r}", hint="use embedding:ENCODER or openai:MODEL")
+
+def _spec(text: str, reg: Registry, default_backend: str) -> Spec:
+    """``text`` as a spec; a backend named alone (``openai``, ``embedding.v1``) takes its default model."""
+    t = text.strip()
+    if ":" not in t and split_version(t)[0] in reg.bases():
+        return Spec(t, "")
+    return parse_spec(t, default_backend=default_backend)
+
+
+def embedding_matcher(arg: str, *, cfg: Config, threshold: float | None = None) -> "EmbeddingMatcher":
+    """The ``embedding`` matcher: MiniLM (or ``arg``) cosine, one-to-one (eval.sqc.embedding_threshold)."""
+    ev = cfg["eval"]["sqc"]
+    return EmbeddingMatcher(arg or "all-MiniLM-L6-v2",
+                            threshold=float(ev["embedding_threshold"] if threshold is None else threshold),
+                            device=ev["device"])
+
+
+def llm_matcher(arg: str, *, cfg: Config, threshold: float | None = None) -> "LLMMatcher":
+    """The ``openai`` matcher: a grading prompt to ``arg`` (default llm.model)."""
+    from causalkg.llm import ChatClient
+
+    return LLMMatcher(ChatClient.from_config(cfg, model=arg or None), max_attempts=int(cfg["eval"]["sqc"]["max_attempts"]))
+
+
+def nli_complementer(arg: str, *, cfg: Config) -> "NLIComplementer":
+    """The ``nli`` complementer: a transformers NLI model (``arg``: a name or a path)."""
+    if not arg:
+        raise ConfigError("nli: names no model", hint="e.g. nli:microsoft/deberta-large-mnli or nli:PATH")
+    ev = cfg["eval"]["sqc"]
+    return NLIComplementer(arg, device=ev["device"], batch_size=int(ev["batch_size"]),
+                           cache=DiskCache(cfg.path("paths.cache") / "eval-models.sqlite"))
+
+
+def llm_complementer(arg: str, *, cfg: Config) -> "LLMComplementer":
+    """The ``openai`` complementer: asks ``arg`` (default llm.model) how likely the text entails a fact."""
+    from causalkg.llm import ChatClient
+
+    return LLMComplementer(ChatClient.from_config(cfg, model=arg or None),
+                           max_attempts=int(cfg["eval"]["sqc"]["max_attempts"]))
+
+
+def build_matcher(cfg: Config, spec_text: str, threshold: float | None = None) -> Any:
+    """The matcher named by ``spec_text`` (``embedding:ENCODER``, ``openai:MODEL``), from ``MATCHERS``."""
+    return MATCHERS.create(_spec(spec_text, MATCHERS, "embedding"), cfg=cfg, threshold=threshold)
 
 
 def build_complementer(cfg: Config, spec_text: str) -> Any | None:
-    ev = cfg["eval"]
+    """The complementer named by ``spec_text`` (``nli:NAME_OR_PATH``, ``openai:MODEL``), or None for ``none``."""
     if spec_text.strip().lower() in ("none", ""):
         return None
-    spec: Spec = parse_spec(spec_text, default_backend="nli")
-    if spec_text.strip() == "openai":
-        spec = Spec("openai", "")
-    if spec.backend == "nli":
-        if not spec.arg:
-            raise ConfigError("nli: names no model", hint="e.g. nli:microsoft/deberta-large-mnli or nli:PATH")
-        return NLIComplementer(spec.arg, device=ev["sqc"]["device"], batch_size=int(ev["sqc"]["batch_size"]),
-                               cache=DiskCache(cfg.path("paths.cache") / "eval-models.sqlite"))
-    if spec.backend == "openai":
-        from causalkg.llm import ChatClient
-
-        return LLMComplementer(ChatClient.from_config(cfg, model=spec.arg or None), max_attempts=int(ev["sqc"]["max_attempts"]))
-    raise ConfigError(f"unknown SQC complementer {spec.backend!r}", hint="use nli:NAME_OR_PATH, openai:MODEL or none")
+    return COMPLEMENTERS.create(_spec(spec_text, COMPLEMENTERS, "nli"), cfg=cfg)
 
 
 def sqc(

@@ -28,7 +28,7 @@ from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.llm import ChatClient, ChatRequest
 from causalkg.progress import progress
-from causalkg.registry import Registry, parse_spec
+from causalkg.registry import parse_spec, registry
 from causalkg.evaluation.judging.hf_models import model_id
 from causalkg.linking.encoder import resolve_device
 
@@ -269,10 +269,7 @@ class TransformersJudge(Judge):
                 "max_new_tokens": self.max_tokens, "batch_size": self.batch_size}
 
 
-JUDGES = Registry("judge", {
-    "openai": "causalkg.evaluation.wikicausal.judges:OpenAIJudge",
-    "transformers": "causalkg.evaluation.wikicausal.judges:TransformersJudge",
-})
+JUDGES = registry("judge")  # causalkg.registry.CATALOG: openai.v1, transformers.v1
 
 
 def create_judge(spec: str, cfg: Config, **overrides: Any) -> Judge:
@@ -289,7 +286,7 @@ def create_judge(spec: str, cfg: Config, **overrides: Any) -> Judge:
         "temperature": ev["precision"]["temperature"], "seed": ev["precision"]["seed"],
         "max_tokens": ev["precision"]["max_tokens"],
     }
-    if s.backend == "transformers":
+    if JUDGES.base(s.backend) == "transformers":
         options.update(batch_size=ev["precision"]["batch_size"], device=ev["precision"]["device"],
                        dtype=ev["precision"]["dtype"])
     options.update({k: v for k, v in overrides.items() if v is not None})

@@ -20,16 +20,14 @@ from typing import Any, Mapping, Protocol, Sequence
 from causalkg.config import Config
 from causalkg.contracts import SCHEMA_VERSION
 from causalkg.registry import Registry, Spec, parse_spec
+from causalkg.registry import registry as registry_of
 from causalkg.kg.sentences import Mention, Sentence
 
 
 def registry() -> Registry:
-    """The extractor registry: names to lazily imported factories ``factory(arg, cfg=..., **kw)``."""
-    return Registry("extractor", {
-        "qa": "causalkg.kg.extractors.qa:create",
-        "patterns": "causalkg.kg.extractors.patterns:create",
-        "llm": "causalkg.kg.extractors.llm:create",
-    })
+    """The extractor registry (``causalkg.registry.CATALOG["extractor"]``): versioned names to
+    lazily imported factories ``factory(arg, cfg=..., **kw)``."""
+    return registry_of("extractor")
 
 
 def create_extractor(spec: str | Spec, cfg: Config, **kwargs: Any) -> "Extractor":

@@ -57,7 +57,8 @@ def test_embedding_with_the_offline_minilm():
 
 
 def test_registry_and_errors():
-    assert {"exact", "bleu", "ref-bleu", "rouge1", "meteor", "ref-meteor", "embedding", "bleurt"} <= set(SIMILARITIES.names())
+    assert {"exact", "bleu", "ref-bleu", "rouge1", "meteor", "ref-meteor", "embedding", "bleurt"} <= set(SIMILARITIES.bases())
+    assert SIMILARITIES.resolve("rouge") == SIMILARITIES.resolve("rouge1.v1") == "rouge1.v1"
     with pytest.raises(ConfigError) as exc:
         get_similarity("cosinus")
     assert str(exc.value).startswith("unknown similarity measure 'cosinus' (choose one of: bleu, bleurt,")

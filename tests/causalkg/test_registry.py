@@ -1,0 +1,93 @@
+"""The registry of swappable parts: versioned names, lazy imports, one catalog, and a command
+that lists it."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from causalkg.errors import ConfigError
+from causalkg.registry import CATALOG, Registry, Spec, listing, parse_spec, registry, split_version
+from tests.conftest import REPO
+
+# What is registered today, all of it: a new part (or a lost one) changes this list on purpose.
+EXPECTED = {
+    "consistency-judge": ["openai.v1", "transformers.v1"],
+    "encoder": ["sentence-transformers.v1"],
+    "extractor": ["llm.v1", "patterns.v1", "qa.v1"],
+    "judge": ["openai.v1", "transformers.v1"],
+    "similarity": ["bleu.v1", "bleurt.v1", "embedding.v1", "exact.v1", "meteor.v1", "ref-bleu.v1", "ref-meteor.v1",
+                   "rouge1.v1", "verbatim.v1"],
+    "sqc-complementer": ["nli.v1", "openai.v1"],
+    "sqc-matcher": ["embedding.v1", "openai.v1"],
+}
+
+
+def test_listing_names_every_swappable_part_with_a_version():
+    assert listing() == EXPECTED
+
+
+@pytest.mark.parametrize("kind", sorted(EXPECTED))
+def test_every_target_imports_and_is_callable(kind):
+    for name, target in CATALOG[kind].items():
+        module, _, attr = target.partition(":")
+        obj = getattr(importlib.import_module(module), attr)
+        assert callable(obj), f"{kind} {name} -> {target}"
+        assert registry(kind).get(name) is obj
+
+
+def test_versions_resolve_to_the_newest_and_aliases_fold():
+    reg = Registry("thing", {"a.v1": "json:dumps", "a.v2": "json:loads", "b.v1": "json:dumps"}, {"alias": "b"})
+    assert reg.resolve("a") == "a.v2" and reg.resolve("a.v1") == "a.v1" and reg.resolve("alias") == "b.v1"
+    assert reg.base("alias") == "b" and reg.bases() == ["a", "b"]
+    import json
+
+    assert reg.get("a") is json.loads and reg.get("a.v1") is json.dumps
+    with pytest.raises(ConfigError, match=r"unknown thing 'a.v3' \(choose one of: a, b\)"):
+        reg.resolve("a.v3")
+    with pytest.raises(ConfigError, match="unknown thing 'c'"):
+        reg.get("c")
+    with pytest.raises(ValueError, match="carry a version"):
+        reg.register("unversioned", "json:dumps")
+    assert split_version("ref-bleu.v12") == ("ref-bleu", 12) and split_version("qa") == ("qa", None)
+
+
+def test_specs_name_a_version_or_not():
+    assert parse_spec("qa.v1:models/causal-qa") == Spec("qa.v1", "models/causal-qa")
+    assert registry("extractor").resolve(parse_spec("qa:models/x").backend) == "qa.v1"
+    assert registry("similarity").resolve("cosine") == "embedding.v1"
+    with pytest.raises(ConfigError, match="no registry of 'triple store'"):
+        registry("triple store")
+
+
+def test_versioned_names_work_where_specs_are_read(tmp_path):
+    from causalkg.config import load_config
+    from causalkg.evaluation.graph.similarity import canonical_name, get_similarity
+    from causalkg.evaluation.judging.consistency import normalize_judge
+    from causalkg.evaluation.judging.sqc import build_complementer, build_matcher
+
+    assert canonical_name("rouge1.v1=0.5".split("=")[0]) == "rouge1"
+    assert get_similarity("exact.v1").score("a cat", "a cat") == 1.0
+    cfg = load_config(overrides={"paths.cache": str(tmp_path), "llm.base_url": "http://127.0.0.1:9/v1"},
+                      search_cwd=False)  # a local server needs no key; nothing is sent here
+    assert type(build_matcher(cfg, "openai.v1:m")).__name__ == "LLMMatcher"
+    assert type(build_complementer(cfg, "openai")).__name__ == "LLMComplementer"
+    assert build_complementer(cfg, "none") is None
+    with pytest.raises(ConfigError, match="unknown SQC matcher 'bm25'"):
+        build_matcher(cfg, "bm25:x")
+    assert str(normalize_judge("transformers.v1:models/gpt2")) == "transformers.v1:models/gpt2"
+
+
+def test_registry_list_command():
+    r = subprocess.run([sys.executable, "-m", "causalkg.cli", "registry", "list", "--kind", "extractor",
+                        "--format", "csv"], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["kind,name,aliases,target", "extractor,llm.v1,,causalkg.kg.extractors.llm:create",
+                                     "extractor,patterns.v1,,causalkg.kg.extractors.patterns:create",
+                                     "extractor,qa.v1,,causalkg.kg.extractors.qa:create"]
+    bad = subprocess.run([sys.executable, "-m", "causalkg.cli", "registry", "list", "--kind", "store"],
+                         capture_output=True, text=True, cwd=REPO)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: no registry of 'store' (choose one of: ")
