@@ -493,6 +493,14 @@ class Stats(Result):
         from causalkg.kg.stats import render_stats
 
         check_format(fmt)
+        if fmt == "csv":  # the headline measures; the other tables are in the json
+            s = self.detail
+            rows = [{"measure": "nodes", "value": s.nodes}, {"measure": "edges", "value": s.edges},
+                    *({"measure": f"edges_{k}", "value": v} for k, v in s.levels.items()),
+                    {"measure": "self_loops", "value": s.self_loops}, {"measure": "cycles", "value": s.cycles},
+                    {"measure": "components", "value": s.components},
+                    {"measure": "largest_component", "value": s.largest_component}]
+            return _table(rows, ["measure", "value"], "csv")
         return render_stats(self.detail, fmt)
 
     def to_dict(self) -> dict[str, Any]:
@@ -507,6 +515,9 @@ class Summary(Result):
         from causalkg.kg.stats import render_summary
 
         check_format(fmt)
+        if fmt == "csv":  # the best-supported edges; the counts are in the json
+            return _table(self.detail.top, ["cause", "effect", "level", "sentences", "documents", "best_score",
+                                            "evidence"], "csv", ".3f")
         return render_summary(self.detail, fmt)
 
     def to_dict(self) -> dict[str, Any]:

@@ -113,3 +113,17 @@ def test_api_reference_is_current():
     text = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
     for name in ("build_corpus", "assemble", "recall", "sqc"):
         assert f"### `ck.{name}`" in text
+
+
+def test_kg_reads_render_csv_as_tables(tmp_path):
+    import csv
+    import io
+
+    import causalkg as ck
+
+    cfg = ck.load_config(overrides={"paths.data": str(tmp_path / "data")}, search_cwd=False)
+    kg = ck.assemble(linked=FIXTURES / "kg" / "linked.jsonl", concepts=FIXTURES / "kg" / "concepts.jsonl", cfg=cfg)
+    stats = list(csv.DictReader(io.StringIO(ck.stats(cfg=cfg).to_table("csv"))))
+    assert {r["measure"]: int(r["value"]) for r in stats}["edges"] == kg.counts["edges"]
+    top = list(csv.DictReader(io.StringIO(ck.summary(top=3, cfg=cfg).to_table("csv"))))
+    assert len(top) == min(3, kg.counts["edges"]) and set(top[0]) >= {"cause", "effect", "evidence"}
