@@ -518,3 +518,26 @@ def test_queries_are_answered_while_kg_export_replaces_the_store(tmp_path):
         assert not errors
         assert set(answers) <= {True, False}
         assert c.get("/sparql", params=ask).json()["boolean"] is False
+
+
+def test_judgements_from_two_server_processes_lose_nothing(kg_project, tmp_path):
+    import subprocess
+    import sys
+
+    root, cfg = kg_project
+    path = tmp_path / "j.jsonl"
+    script = (
+        "import sys\n"
+        "from causalkg.config import load_config\n"
+        "from causalkg.web import judgements as J\n"
+        "from causalkg.web.kgview import load_view\n"
+        f"cfg = load_config(search_cwd=False, overrides={{'paths.data': {str(root / 'data')!r}}})\n"
+        "e = load_view(cfg).edges['Q7944_Q8070']\n"
+        "for i in range(50):\n"
+        "    J.append(sys.argv[1], J.make_judgement(e, e.mentions[0], 'unsure', sys.argv[2], str(i) + ' ' + 'y' * 5000))\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), f"p{n}"]) for n in range(2)]
+    assert [p.wait() for p in procs] == [0, 0]
+    lines = _lines(path)
+    assert sorted((x["judge"], int(x["note"].split()[0])) for x in lines) == sorted(
+        (f"p{n}", i) for n in range(2) for i in range(50))
