@@ -15,6 +15,7 @@ How the lines become a figure:
   (``evaluation.wikicausal.precision.wilson_interval``). When the judged edges are a uniform random sample
   of the KG (the review queue of ``causalkg serve`` hands edges out in a seeded uniform random
   order, so any prefix of it is one), this estimates the precision of the whole KG;
+- agreement between people: Cohen's kappa of every two judges over the edges both decided;
 - agreement with an LLM judge (``--llm FILE``: the ``judgements.jsonl`` that
   ``causalkg eval precision --judge ...`` writes, whose ``cause_ids``/``effect_ids`` name the
   QIDs of each judged label pair): Cohen's kappa (``evaluation.graph.agreement.cohen_kappa``) between
@@ -73,6 +74,34 @@ def edge_verdicts(judgements: Iterable[Judgement]) -> dict[tuple[str, str], str 
             for pair, judges in per_judge.items()}
 
 
+def judge_verdicts(judgements: Iterable[Judgement]) -> dict[str, dict[tuple[str, str], str]]:
+    """judge -> (cause, effect) -> that judge's decided verdict (correct or wrong)."""
+    per_judge: dict[str, dict[tuple[str, str], list[str]]] = defaultdict(lambda: defaultdict(list))
+    for j in latest(judgements):
+        per_judge[j.judge][(j.cause, j.effect)].append(j.verdict)
+    out: dict[str, dict[tuple[str, str], str]] = {}
+    for judge, pairs in per_judge.items():
+        out[judge] = {pair: v for pair, vs in pairs.items() if (v := _majority(vs)) is not None}
+    return out
+
+
+def between_judges(judgements: Iterable[Judgement]) -> list[dict[str, Any]]:
+    """Cohen's kappa of every two judges over the edges both decided (pairs with none are left out)."""
+    verdicts = judge_verdicts(judgements)
+    rows = []
+    names = sorted(verdicts)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            common = sorted(set(verdicts[a]) & set(verdicts[b]))
+            if not common:
+                continue
+            x = [verdicts[a][p] for p in common]
+            y = [verdicts[b][p] for p in common]
+            rows.append({"judges": [a, b], "common": len(common), "agree": sum(1 for u, v in zip(x, y) if u == v),
+                         "kappa": cohen_kappa(x, y)})
+    return rows
+
+
 def read_llm_verdicts(paths: Sequence[str | os.PathLike]) -> dict[tuple[str, str], bool]:
     """(cause QID, effect QID) -> the LLM judge's verdict, from ``eval precision`` judgements
     files (a label pair with several QIDs gives each of its QID pairs its verdict; pairs the
@@ -108,6 +137,7 @@ class HumanPrecision:
     sentences: dict[str, int] = field(default_factory=dict)  # latest verdicts by kind
     llm: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    between: list[dict[str, Any]] = field(default_factory=list)  # kappa of every two judges
 
     def rows(self) -> list[dict[str, Any]]:
         row = {"judgements": self.path, "judges": len(self.judges), "edges": self.edges, "decided": self.correct + self.wrong,
@@ -122,11 +152,17 @@ class HumanPrecision:
             return json.dumps(self.to_json(), ensure_ascii=False, indent=2)
         rows = [{k: (round(v, 4) if isinstance(v, float) and not math.isnan(v) else v) for k, v in r.items()}
                 for r in self.rows()]
-        return render_table(rows, list(rows[0]), {"text": "text", "md": "md", "csv": "csv"}[fmt])
+        table = render_table(rows, list(rows[0]), {"text": "text", "md": "md", "csv": "csv"}[fmt])
+        if self.between and fmt != "csv":
+            pairs = [{"judges": " / ".join(b["judges"]), "common": b["common"], "agree": b["agree"],
+                      "kappa": round(b["kappa"], 4)} for b in self.between]
+            table += "\n\nBetween judges (Cohen's kappa over the edges both decided):\n\n"
+            table += render_table(pairs, ["judges", "common", "agree", "kappa"], "md" if fmt == "md" else "text")
+        return table
 
     def to_json(self) -> dict[str, Any]:
         return {**self.rows()[0], "lines": self.lines, "judge_names": self.judges, "sentences": self.sentences,
-                "llm": self.llm, "notes": self.notes}
+                "llm": self.llm, "between_judges": self.between, "notes": self.notes}
 
 
 def human_precision(path: str | os.PathLike, *, llm: Sequence[str | os.PathLike] = (),
@@ -152,7 +188,8 @@ def human_precision(path: str | os.PathLike, *, llm: Sequence[str | os.PathLike]
         notes.append(stats.summary())
     result = HumanPrecision(str(p), len(judgements), sorted({j.judge for j in judgements}), len(verdicts),
                             correct, wrong, len(verdicts) - correct - wrong,
-                            correct / (correct + wrong) if correct + wrong else 0.0, lo, hi, dict(kinds), notes=notes)
+                            correct / (correct + wrong) if correct + wrong else 0.0, lo, hi, dict(kinds), notes=notes,
+                            between=between_judges(judgements))
     if llm:
         machine = read_llm_verdicts(llm)
         common = sorted(pair for pair, v in verdicts.items() if v is not None and pair in machine)

@@ -45,6 +45,11 @@ def test_precision_uses_the_last_verdict_and_majorities(tmp_path):
     assert r.judges == ["ada", "bo"] and r.lines == 9
     assert r.sentences == {"correct": 4, "wrong": 2, "unsure": 1}
     assert r.llm is None
+    # ada and bo both decided Q7944->Q8070 (agree) and Q7944->Q4 (disagree)
+    [pair] = r.between
+    assert pair["judges"] == ["ada", "bo"] and (pair["common"], pair["agree"]) == (2, 1)
+    assert pair["kappa"] == pytest.approx(0.0)
+    assert "Between judges" in r.render("md")
 
 
 def test_kappa_with_the_llm_judge_over_common_edges(tmp_path):
