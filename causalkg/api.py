@@ -411,8 +411,8 @@ def sqc(*, units: PathLike | None = None, predicted: PathLike | None = None, gol
     r = _sqc(resolve_config(cfg), units=units, predicted=predicted, gold=gold, texts=texts, matcher=matcher,
              complementer=complementer, threshold=threshold, tau=tau, tau_percentile=tau_percentile,
              duplicates=duplicates, out=out, lenient=lenient, dry_run=dry_run)
-    if dry_run:
-        return SQCScore(plan=r, detail=r)
+    if r.plan is not None:
+        return SQCScore(plan=r.plan, detail=r)
     s = r.summary
     if s["failed_units"] and not s["micro"]["units"]:
         raise SourceError(f"no unit could be graded (first: {s['failed_units'][0]['error']})",
@@ -431,8 +431,8 @@ def consistency(pairs: PathLike, *, judge: str | None = None, generator: str | N
 
     r = _consistency(resolve_config(cfg), pairs=pairs, judge=judge, generator=generator, limit=limit, seed=seed,
                      igc=igc, conjunctions=conjunctions, out=out, lenient=lenient, dry_run=dry_run)
-    if dry_run:
-        return Consistency(plan=r, detail=r)
+    if r.plan is not None:
+        return Consistency(plan=r.plan, detail=r)
     if r.pairs and not r.scored:
         raise SourceError(f"no pair could be ranked (first: {r.failures[0]['error']})",
                           hint="see pairs.jsonl for the answers; rerun to retry (answers so far are cached)")

@@ -705,6 +705,7 @@ class ConsistencyResult:
     failures: list[dict[str, str]]
     out: Path | None
     usage: dict[str, Any] | None = None
+    plan: dict[str, Any] | None = None  # set by a dry run (nothing was asked)
 
     def rows(self) -> list[dict[str, Any]]:
         rows = []
@@ -784,7 +785,7 @@ def consistency(
     out: str | Path | None = None,
     lenient: bool = False,
     dry_run: bool = False,
-) -> ConsistencyResult | dict[str, Any]:
+) -> ConsistencyResult:
     """Measure a judge's causal epistemic consistency on cause-effect pairs (``causalkg eval consistency``).
 
     ``pairs``: a delta-CAUSAL CSV, a JSONL of pairs (with or without ``intermediates``), or a KG
@@ -796,7 +797,7 @@ def consistency(
     ``summary.json``, ``confusion.png`` and ``manifest.json`` under ``out`` (default
     ``<paths.data>/eval/consistency/<judge>/<input>-<hash>/``).
 
-    Returns a ConsistencyResult (or, with ``dry_run``, the plan as a dict). Raises ConfigError on
+    Returns a ConsistencyResult (with ``dry_run``, one whose ``plan`` holds what would run). Raises ConfigError on
     bad options, SchemaError on bad input lines, SourceError / ModelError when the judge fails.
     """
     ev = cfg["eval"]
@@ -846,7 +847,7 @@ def consistency(
             "pairs": len(chosen), "needs_generation": sum(p.intermediates is None for p in chosen),
             "igc": igc, "conjunctions": settings["conjunctions"], "out": str(out)}
     if dry_run:
-        return plan
+        return ConsistencyResult(judge_s, method, [], "", {}, {}, 0, 0, [], out, plan=plan)
 
     started = time.time()
     runs = [PairRun(p, intermediates=list(p.intermediates) if p.intermediates else None) for p in chosen]

@@ -511,6 +511,7 @@ class SQCResult:
     units: list[dict[str, Any]]  # the per-unit report
     summary: dict[str, Any]
     out: Path | None = None
+    plan: dict[str, Any] | None = None  # set by a dry run (nothing was scored)
 
     def rows(self) -> list[dict[str, Any]]:
         return [self.summary["micro"], self.summary["macro"]]
@@ -739,15 +740,15 @@ def sqc(
     out: str | Path | None = None,
     lenient: bool = False,
     dry_run: bool = False,
-) -> SQCResult | dict[str, Any]:
+) -> SQCResult:
     """Score predicted facts against gold facts with SQC (``causalkg eval sqc``).
 
     Inputs: ``units`` (one JSONL line per unit with text, predicted and gold facts) or
     ``predicted`` + ``gold`` fact files and optional ``texts`` (see ``read_units``). The other
     arguments default to the ``eval.sqc.*`` keys (``tau`` < 0 there means: use the percentile).
     Writes ``units.jsonl`` (the per-item report), ``summary.json`` and ``manifest.json`` under
-    ``out`` (default ``<paths.data>/eval/sqc/<input name>/``). Returns an SQCResult, or the
-    plan as a dict with ``dry_run``. Raises ConfigError, SchemaError, SourceError, ModelError.
+    ``out`` (default ``<paths.data>/eval/sqc/<input name>/``). Returns an SQCResult (with
+    ``dry_run``, one whose ``plan`` holds what would run). Raises ConfigError, SchemaError, SourceError, ModelError.
     """
     ev = cfg["eval"]
     matcher_s = matcher or ev["sqc"]["matcher"]
@@ -766,7 +767,7 @@ def sqc(
             "matcher": matcher_s, "complementer": complementer_s or "none", "tau": tau_v, "tau_percentile": pct,
             "duplicates": dup, "out": str(out)}
     if dry_run:
-        return plan
+        return SQCResult([], {}, plan=plan)
     m = build_matcher(cfg, matcher_s, threshold)
     c = build_complementer(cfg, complementer_s)
     result = score_units(unit_list, m, c, tau_percentile=pct, tau=tau_v, duplicates=dup)

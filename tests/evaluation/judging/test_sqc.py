@@ -265,7 +265,8 @@ def test_api_writes_the_report(openai_server, tmp_path):
     cfg = cfg_for(openai_server, tmp_path)
     src = write_units(tmp_path / "hand.jsonl", hand_units())
     plan = sqc(cfg, units=src, matcher="openai:test-model", complementer="openai:test-model", dry_run=True)
-    assert plan["units"] == 4 and plan["predicted"] == 7 and openai_server.chat_requests == 0
+    assert plan.plan["units"] == 4 and plan.plan["predicted"] == 7 and openai_server.chat_requests == 0
+    assert plan.units == [] and plan.out is None  # a typed result, nothing scored
     result = sqc(cfg, units=src, matcher="openai:test-model", complementer="openai:test-model")
     assert result.out == tmp_path / "data" / "eval" / "sqc" / "hand"
     lines = [json.loads(x) for x in (result.out / "units.jsonl").read_text().splitlines()]
