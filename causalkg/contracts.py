@@ -22,6 +22,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, field_validator
 
 SCHEMA_VERSION = "1"
+# The KG records (KGMention, KGEdge) carry a minor version of their own: 1.1 added a mention's
+# ``assertion`` (polarity, modality, direction) and ``source``, and an edge's ``confidence``.
+KG_SCHEMA_VERSION = "1.1"
 
 QID_RE = re.compile(r"^Q[1-9][0-9]*$")
 PID_RE = re.compile(r"^P[1-9][0-9]*$")
@@ -282,13 +285,35 @@ class LinkedSpan(Span):
     match: Literal["exact", "nearest"] = "nearest"
 
 
+class Assertion(_Open):
+    """What the KG assembly read about a pair in its sentence (``kg/polarity.py``): whether the
+    sentence states it as not happening (``negated``), as a hypothesis, expectation or
+    possibility (``hedged``), asks it (``question``), measures something else (``estimate``),
+    states it the other way round (``reversed``), or only orders the two in time
+    (``temporal``); ``evidence`` holds the cue words behind each flag. A pair with a flag listed
+    in ``kg.drop`` is not an edge."""
+
+    negated: bool = False
+    hedged: bool = False
+    question: bool = False
+    estimate: bool = False
+    reversed: bool = False
+    temporal: bool = False
+    evidence: list[str] = Field(default_factory=list)
+
+
 class KGMention(Record):
     """One sentence behind an edge: where it is, what was extracted, how each end was linked.
 
     ``sentence``, ``cause`` and ``effect`` offsets are into the document's ``text`` (as in
     ``Extraction``); ``*_candidates`` are the linker's answers, best first, with scores.
+    ``source`` says what kind of text it is: ``sentence`` (prose), ``wikipedia_infobox`` (an
+    infobox field: ``sentence.text`` is ``field = value``, offsets into that text) or
+    ``wikipedia_list`` (an item under a Causes/Aftermath/Consequences-style heading).
+    ``assertion`` is set for prose mentions (schema 1.1; None in older files).
     """
 
+    schema_version: str = KG_SCHEMA_VERSION
     mention_id: str
     doc_id: DocId
     title: str | None = None
@@ -305,6 +330,8 @@ class KGMention(Record):
     question: str | None = None
     cause_candidates: list[Candidate] = Field(default_factory=list)
     effect_candidates: list[Candidate] = Field(default_factory=list)
+    source: Literal["sentence", "wikipedia_infobox", "wikipedia_list"] = "sentence"
+    assertion: Assertion | None = None
 
 
 class EdgeSupport(_Open):
@@ -332,9 +359,10 @@ class EdgeExample(BaseKGExample):
 class KGEdge(FlatPair):
     """One line of ``data/kg/causal_kg_pairs.jsonl``: the flat WikiCausal pair shape (``cause``/
     ``effect`` with ``label`` and ``id: [QID]``) plus the edge's level, support, scores,
-    lifted examples and every mention as provenance."""
+    lifted examples and every mention as provenance. ``confidence`` (schema 1.1) is the
+    probability that the edge is supported by its evidence, from ``kg/confidence.py``."""
 
-    schema_version: str = SCHEMA_VERSION
+    schema_version: str = KG_SCHEMA_VERSION
     edge_id: str
     level: Literal["class", "instance", "mixed"]
     cause_kind: Literal["class", "instance"]
@@ -345,6 +373,7 @@ class KGEdge(FlatPair):
     examples: list[EdgeExample] = Field(default_factory=list)
     lifted_to: list[str] = Field(default_factory=list)
     mentions: list[KGMention] = Field(default_factory=list)
+    confidence: float | None = None
 
     @field_validator("schema_version")
     @classmethod

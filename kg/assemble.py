@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from causalkg.config import Config
 from causalkg.contracts import (
+    Assertion,
     BaseKGLine,
     Candidate,
     Concept,
@@ -150,6 +151,19 @@ class LinkCounts:
     both_unlinked: int = 0
     self_loops_dropped: int = 0
     self_loops_kept: int = 0
+    # kg.drop: pairs the sentence does not assert (kg/polarity.py), counted by their first flag
+    unasserted_dropped: int = 0
+    negated: int = 0
+    hedged: int = 0
+    question: int = 0
+    estimate: int = 0
+    reversed: int = 0
+    temporal: int = 0
+    # the sense check of the linker's answers (linking/sense.py)
+    senses_rejected: int = 0
+    # structured sources (kg/extractors/structured.py): pairs read, pairs linked at both ends
+    structured_pairs: int = 0
+    structured_linked: int = 0
 
     def add(self, other: "LinkCounts | Mapping[str, int]") -> None:
         items = other.__dict__ if isinstance(other, LinkCounts) else other
@@ -164,15 +178,20 @@ def link_pairs(
     docs: Mapping[str, DocInfo],
     *,
     allow_self_loops: bool = False,
+    assertions: Sequence[Assertion | None] | None = None,
+    counts: LinkCounts | None = None,
 ) -> tuple[list[KGMention], LinkCounts]:
     """Turn extractions and their ends' candidates (best first, all above the threshold) into
     mentions. A pair is kept when both ends have a candidate; a pair whose two ends link to the
-    same concept is dropped unless ``allow_self_loops``."""
+    same concept is dropped unless ``allow_self_loops``. ``assertions`` (one per extraction, or
+    None) are stored on the mentions."""
     if not (len(extractions) == len(cause_candidates) == len(effect_candidates)):
         raise ConfigError("link_pairs: one candidate list per extraction end is needed")
-    counts = LinkCounts(extractions=len(extractions))
+    counts = counts if counts is not None else LinkCounts()
+    counts.extractions += len(extractions)
     out: list[KGMention] = []
-    for x, cc, ec in zip(extractions, cause_candidates, effect_candidates):
+    assertions = list(assertions) if assertions is not None else [None] * len(extractions)
+    for x, cc, ec, asr in zip(extractions, cause_candidates, effect_candidates, assertions):
         if not cc or not ec:
             if not cc and not ec:
                 counts.both_unlinked += 1
@@ -208,9 +227,45 @@ def link_pairs(
             question=x.question,
             cause_candidates=list(cc),
             effect_candidates=list(ec),
+            source=_source_of(x),
+            assertion=asr,
         ))
         counts.linked += 1
     return out, counts
+
+
+STRUCTURED_SOURCES = ("wikipedia_infobox", "wikipedia_list")
+
+
+def _source_of(x: Extraction) -> str:
+    src = (x.model_extra or {}).get("source")
+    return src if src in STRUCTURED_SOURCES else "sentence"
+
+
+def assess_extractions(
+    extractions: Sequence[Extraction], drop: Sequence[str], counts: LinkCounts,
+) -> tuple[list[Extraction], list[Assertion | None]]:
+    """Read each prose pair in its sentence (``kg.polarity.assess``); count every flag, and
+    leave out the pairs with a flag in ``drop``. Structured-source pairs are not assessed."""
+    from causalkg.kg.polarity import assess_in_document
+
+    kept: list[Extraction] = []
+    found: list[Assertion | None] = []
+    for x in extractions:
+        if _source_of(x) != "sentence":
+            kept.append(x)
+            found.append(None)
+            continue
+        a = assess_in_document(x.sentence.text, x.sentence.start, (x.cause.start, x.cause.end),
+                               (x.effect.start, x.effect.end))
+        for flag in a.flags():
+            setattr(counts, flag, getattr(counts, flag) + 1)
+        if a.dropped_by(drop):
+            counts.unasserted_dropped += 1
+            continue
+        kept.append(x)
+        found.append(Assertion(**a.as_dict()))
+    return kept, found
 
 
 def _linked(span: Any, cand: Candidate) -> LinkedSpan:
@@ -226,11 +281,24 @@ def link_shard(
     k: int,
     use_context: bool = True,
     allow_self_loops: bool = False,
+    drop: Sequence[str] | None = None,
+    sense: Any = None,
 ) -> tuple[list[KGMention], LinkCounts]:
     """Link the cause and effect phrases of one shard in a single linker call, then build the
-    mentions (see :func:`link_pairs`)."""
+    mentions (see :func:`link_pairs`). With ``drop`` (a list of ``kg.polarity`` flags, may be
+    empty) every prose pair is assessed first and those the sentence does not assert are left
+    out; with ``sense`` (a ``linking.sense.SenseCheck``) candidates that do not mean what the
+    phrase means are removed before the best one is taken."""
+    counts = LinkCounts()
     if not extractions:
-        return [], LinkCounts()
+        return [], counts
+    assertions = None
+    if drop is not None:
+        n0 = len(extractions)
+        extractions, assertions = assess_extractions(extractions, drop, counts)
+        counts.extractions += n0 - len(extractions)
+        if not extractions:
+            return [], counts
     phrases = [x.cause.text for x in extractions] + [x.effect.text for x in extractions]
     contexts = None
     if use_context:
@@ -240,8 +308,79 @@ def link_shard(
                for x in extractions]
         contexts = ctx + ctx
     results = linker.link(phrases, k=k, contexts=contexts)
+    if sense is not None:
+        sentences = [x.sentence.text for x in extractions] * 2
+        checked = sense.filter(phrases, results, sentences)
+        counts.senses_rejected += sum(len(a) - len(b) for a, b in zip(results, checked))
+        results = checked
     n = len(extractions)
-    return link_pairs(extractions, results[:n], results[n:], docs, allow_self_loops=allow_self_loops)
+    return link_pairs(extractions, results[:n], results[n:], docs, allow_self_loops=allow_self_loops,
+                      assertions=assertions, counts=counts)
+
+
+def link_structured(
+    records: Iterable[Mapping[str, Any]],
+    linker: Any,
+    docs: Mapping[str, DocInfo],
+    *,
+    sources: Sequence[str],
+    k: int,
+    sense: Any = None,
+    allow_self_loops: bool = False,
+    min_link: float = 0.8,
+) -> tuple[list[KGMention], LinkCounts]:
+    """Pairs of the structured sources (``kg.extractors.structured``: infobox fields, list
+    items under Causes/Aftermath-style headings) of corpus ``records``, linked.
+
+    The page's event end is linked from ``event_phrases``: the title with every linker answer
+    (then the sense check), else the first category head with an *exact* class match. The
+    item end needs an exact match or a nearest neighbour at or above ``min_link``, and passes
+    the sense check like a sentence's phrase."""
+    from causalkg.contracts import SCHEMA_VERSION
+    from causalkg.kg.extractors.structured import event_phrases, structured_pairs
+
+    counts = LinkCounts()
+    xs: list[Extraction] = []
+    event_of: dict[str, list[str]] = {}
+    for rec in records:
+        pairs = [p for p in structured_pairs(rec) if p["source"] in sources]
+        if not pairs:
+            continue
+        event_of[str(rec.get("id"))] = event_phrases(rec)
+        xs += [Extraction.model_validate({"schema_version": SCHEMA_VERSION, **p}) for p in pairs]
+    if not xs:
+        return [], counts
+    # the page events
+    flat = [(d, i, ph) for d, phs in event_of.items() for i, ph in enumerate(phs)]
+    found = linker.link([ph for _, _, ph in flat], k=k)
+    if sense is not None:
+        found = sense.filter([ph for _, _, ph in flat], found, [None] * len(flat))
+    event: dict[str, Candidate] = {}
+    for (d, i, _), cands in zip(flat, found):
+        if d in event:
+            continue
+        usable = cands if i == 0 else [c for c in cands if c.match == "exact" and c.kind == "class"]
+        if usable:
+            event[d] = usable[0]
+    # the items
+    item_ends = [x.effect if (x.model_extra or {}).get("event_end") == "cause" else x.cause for x in xs]
+    phrases = [sp.text for sp in item_ends]
+    results = linker.link(phrases, k=k)
+    if sense is not None:
+        checked = sense.filter(phrases, results, [None] * len(phrases))
+        counts.senses_rejected += sum(len(a) - len(b) for a, b in zip(results, checked))
+        results = checked
+    results = [[c for c in cands if c.match == "exact" or c.score >= min_link] for cands in results]
+    cause_c, effect_c = [], []
+    for x, end, cands in zip(xs, item_ends, results):
+        ev = [event[x.doc_id]] if x.doc_id in event else []
+        if end is x.effect:
+            cause_c.append(ev)
+            effect_c.append(cands)
+        else:
+            cause_c.append(cands)
+            effect_c.append(ev)
+    return link_pairs(xs, cause_c, effect_c, docs, allow_self_loops=allow_self_loops, counts=counts)
 
 
 # --- aggregation -----------------------------------------------------------------------------
@@ -290,6 +429,8 @@ class AggregateCounts:
     below_min_support: int = 0
     lifted_edges: int = 0
     unliftable_ends: int = 0
+    lifted_self_loops_dropped: int = 0
+    below_min_confidence: int = 0
 
 
 def aggregate(
@@ -299,6 +440,7 @@ def aggregate(
     lift: str = "both",
     min_support: int = 1,
     counts: AggregateCounts | None = None,
+    lift_self_loops: bool = True,
 ) -> list[KGEdge]:
     """Aggregate linked mentions into edges by (cause QID, effect QID), lift instance and mixed
     edges to classes, and return the edges best-supported first.
@@ -352,6 +494,10 @@ def aggregate(
         if not causes or not effects:
             counts.unliftable_ends += 1
         for c, e in product(causes, effects):
+            if c == e and not lift_self_loops:
+                # "destruction" -> "damage" lifted to property damage -> property damage says nothing
+                counts.lifted_self_loops_dropped += 1
+                continue
             up = edges.get((c, e))
             if up is None:
                 up = edges[(c, e)] = _Acc(c, e)
@@ -400,6 +546,34 @@ def aggregate(
         ))
     out.sort(key=edge_rank)
     return out
+
+
+def apply_confidence(edges: list[KGEdge], min_confidence: float, counts: AggregateCounts | None = None) -> list[KGEdge]:
+    """Set every edge's ``confidence`` (kg/confidence.py) and drop those below
+    ``min_confidence``: a dropped lower edge leaves the ``examples`` of the class edges it was
+    lifted into, and a lifted class edge left with no example and no mention goes too."""
+    from causalkg.kg.confidence import score_edges
+
+    score_edges(edges)
+    if min_confidence <= 0:
+        return edges
+    gone = {e.edge_id for e in edges if (e.confidence or 0.0) < min_confidence}
+    kept = []
+    for e in edges:
+        if e.edge_id in gone:
+            continue
+        if e.examples:
+            e.examples = [x for x in e.examples if x.edge_id not in gone]
+            if not e.examples and not e.mentions:
+                gone.add(e.edge_id)
+                continue
+        e.lifted_to = [x for x in e.lifted_to if x not in gone]
+        kept.append(e)
+    for e in kept:
+        e.lifted_to = [x for x in e.lifted_to if x not in gone]
+    if counts is not None:
+        counts.below_min_confidence += len(edges) - len(kept)
+    return kept
 
 
 def edge_rank(e: KGEdge) -> tuple:
@@ -544,12 +718,25 @@ def _options(cfg: Config) -> dict[str, Any]:
         raise ConfigError(f"kg.shard_size must be at least 1, got {kg['shard_size']}")
     if int(kg["min_support"]) < 1:
         raise ConfigError(f"kg.min_support must be at least 1, got {kg['min_support']}")
+    from causalkg.kg.polarity import FLAGS
+
+    drop = list(kg.get("drop", []))
+    bad = [f for f in drop if f not in FLAGS]
+    if bad:
+        raise ConfigError(f"kg.drop takes {', '.join(FLAGS)}; got {', '.join(map(repr, bad))}")
     return {
         "shard_size": int(kg["shard_size"]),
         "use_context": bool(kg["use_context"]),
         "allow_self_loops": bool(kg["allow_self_loops"]),
         "lift": lift,
         "min_support": int(kg["min_support"]),
+        "assess": bool(kg.get("assess", True)),
+        "drop": drop,
+        "sense_check": bool(kg.get("sense_check", True)),
+        "lift_self_loops": bool(kg.get("lift_self_loops", False)),
+        "structured": list(kg.get("structured", [])),
+        "structured_min_link": float(kg.get("structured_min_link", 0.8)),
+        "min_confidence": float(kg.get("min_confidence", 0.0)),
         "wikidata_effect": bool(kg["wikidata_effect"]),
         "nt_chunk_triples": int(kg["nt_chunk_triples"]),
         "k": int(cfg["linking"]["top_k"]),
@@ -643,7 +830,7 @@ def assemble(
         FORMAT_VERSION, "linked" if linked is not None else "extractions", _sha(source),
         _sha(corpus_path), _sha(linking_manifest), in_memory,
         {k: opts[k] for k in ("shard_size", "use_context", "allow_self_loops", "k", "threshold", "linking_model",
-                              "linking")},
+                              "linking", "assess", "drop", "sense_check", "structured", "structured_min_link")},
     )
     full_fp = fingerprint(link_fp, OUTPUT_VERSION, _sha(concepts_path), opts)
     manifest = read_manifest(out_dir)
@@ -696,7 +883,9 @@ def assemble(
 
     t2 = time.perf_counter()
     agg = AggregateCounts()
-    edges = aggregate(mentions, concept_table, lift=opts["lift"], min_support=opts["min_support"], counts=agg)
+    edges = aggregate(mentions, concept_table, lift=opts["lift"], min_support=opts["min_support"], counts=agg,
+                      lift_self_loops=opts["lift_self_loops"])
+    edges = apply_confidence(edges, opts["min_confidence"], agg)
     timings["aggregate"] = time.perf_counter() - t2
     t3 = time.perf_counter()
     outputs, checksums, rdf_counts = write_outputs(edges, concept_table, out_dir, opts, verify=bool(cfg["kg"]["verify_rdf"]), hook=hook)
@@ -759,6 +948,7 @@ def _link_all(
         write_json(state_path, {"fingerprint": link_fp, "source": str(source)})
 
     docs: dict[str, DocInfo] | None = None
+    sense = None
     counts = LinkCounts()
     mentions: list[KGMention] = []
     info: dict[str, Any] = {}
@@ -781,8 +971,13 @@ def _link_all(
                 linker = Linker.load(cfg)
             if docs is None:
                 docs = load_documents(corpus_path, _doc_ids(source, lenient))
+            if sense is None and opts["sense_check"]:
+                from causalkg.linking.sense import SenseCheck
+
+                sense = SenseCheck.from_config(cfg, linker)
             found, c = link_shard(shard, linker, docs, k=opts["k"], use_context=opts["use_context"],
-                                  allow_self_loops=opts["allow_self_loops"])
+                                  allow_self_loops=opts["allow_self_loops"],
+                                  drop=opts["drop"] if opts["assess"] else None, sense=sense)
             info = {"model": getattr(linker, "model_id", None), "threshold": getattr(linker, "threshold", None),
                     "model_fingerprint": getattr(linker, "model_fingerprint", None)}
             write_json(path, {"fingerprint": link_fp, "shard": i, "size": len(shard), "counts": c.__dict__,
@@ -794,6 +989,30 @@ def _link_all(
                 hook("shard", {"index": i, "path": str(path), "mentions": len(found)})
     finally:
         bar.close()
+    if opts["structured"] and corpus_path.is_file():
+        path = work / "structured.json"
+        done = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        if done is not None and done.get("fingerprint") == link_fp:
+            found = [KGMention.model_validate(m) for m in done["mentions"]]
+            c = LinkCounts(**done["counts"])
+        else:
+            if linker is None:
+                from causalkg.linking.linker import Linker
+
+                linker = Linker.load(cfg)
+            if sense is None and opts["sense_check"]:
+                from causalkg.linking.sense import SenseCheck
+
+                sense = SenseCheck.from_config(cfg, linker)
+            records = (rec for _, rec in iter_json_lines(corpus_path, lenient=lenient) if isinstance(rec, dict))
+            found, c = link_structured(records, linker, docs or {}, sources=opts["structured"], k=opts["k"],
+                                       sense=sense, allow_self_loops=opts["allow_self_loops"],
+                                       min_link=opts["structured_min_link"])
+            write_json(path, {"fingerprint": link_fp, "shard": "structured", "counts": c.__dict__,
+                              "mentions": [json.loads(to_json_line(m)) for m in found]})
+        counts.structured_pairs += c.extractions
+        counts.structured_linked += c.linked
+        mentions += found
     return mentions, counts, info
 
 

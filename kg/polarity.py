@@ -1,0 +1,270 @@
+"""Is an extracted cause -> effect pair *asserted* by its sentence, and in that direction?
+
+An extractor finds a cause span and an effect span; the sentence may still say that the
+relation did not happen ("no one was killed in the gunfire"), that it was expected, feared or
+possible ("an outburst flood was not expected", "could cause", "may lead to"), ask about it
+("Did the drought cause the famine?"), describe a measurement of something else ("the most
+restrictive definition of the Holocaust produces a death toll of ..."), or state the relation
+the other way round ("X caught fire and ... the resulting explosion": the fire causes the
+explosion). ``assess`` reads the sentence around the two spans and returns an ``Assessment``:
+what it found (``negated``, ``hedged``, ``question``, ``estimate``, ``reversed``, ``temporal``)
+and the words that decided it (``evidence``). The KG assembly stores it on every mention
+(``KGMention.assertion``) and drops the pairs whose flags are in ``kg.drop`` (by default every
+flag but ``temporal``).
+
+How: the spaCy pipeline of ``kg.sentences`` is a blank English tokenizer (no downloaded model,
+so no dependency parse is available offline); the rules read word tokens in the *relation
+region*: the words between the two spans, the first words of each span (a span that opens with
+"no one" / "the resulting" carries the cue itself) and a short stretch before the first span,
+cut at clause punctuation (, ; : and the dashes) so that a negation in another clause does not
+count. Cues:
+
+- negation: not, n't, never, no, none, nobody, nothing, neither, nor, without, "no one",
+  "failed to", "rather than", "instead of", "prevented", "averted"; "not only" is not a negation.
+  A "little/few ... so that ... not" construction is found by the same "not".
+- hedge: the modals could, might, may, would, should; verbs and adverbs of expectation or
+  belief (expected, predicted, feared, suspected, believed, thought to, hypothesised,
+  speculated, possibly, probably, likely, perhaps, potentially, allegedly, risk of, threat of);
+  "if", "whether", "unless". "can" states a general capability and is not a hedge.
+- question: the sentence ends with "?".
+- estimate: the cause is a measurement or a definition (definition, estimate, figure, count,
+  census, calculation, survey, model, study, report, statistics), so the sentence is about
+  numbers, not about what caused what.
+- reversed: the spans' order disagrees with the cue between them. A forward cue (caused, led
+  to, resulted in, produced, triggered, "the resulting", "which provides") reads left cause ->
+  right effect; a backward cue (caused by, due to, because (of), as a result of, resulted
+  from, after, following, from, since) reads left effect <- right cause. The extractor's
+  pair is reversed when the effect span comes first and only forward cues stand between, or the
+  cause comes first and only backward cues do; also when the cause span itself opens with
+  "the resulting", "the ensuing", "the subsequent" (it is described as an effect).
+- temporal: the only cue between the spans is "after", "following", "before", "during" or
+  "since": a sequence in time, not a causal claim (recorded, not dropped by default).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+FLAGS = ("negated", "hedged", "question", "estimate", "reversed", "temporal")
+DEFAULT_DROP = ("negated", "hedged", "question", "estimate", "reversed")
+
+_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?|n't|[0-9]+|[,;:()\u2013\u2014?!.]|--")
+_CLAUSE = {",", ";", ":", "(", ")", "\u2013", "\u2014", "--", ".", "!", "?"}
+
+NEGATIONS = {"not", "n't", "never", "no", "none", "nobody", "nothing", "neither", "nor", "without",
+             "cannot", "prevented", "averted", "avoided", "barely"}
+NEGATION_PHRASES = (("no", "one"), ("failed", "to"), ("rather", "than"), ("instead", "of"),
+                    ("did", "not"), ("was", "not"), ("were", "not"))
+NOT_NEGATION = (("not", "only"), ("not", "just"), ("no", "longer"), ("nothing", "but"))
+MODALS = {"could", "might", "may", "would", "should"}
+HEDGES = {"expected", "expect", "expects", "predicted", "predict", "predicts", "feared", "fear", "fears",
+          "suspected", "believed", "believe", "believes", "hypothesized", "hypothesised", "hypothesis",
+          "speculated", "speculation", "possibly", "probably", "likely", "unlikely", "perhaps",
+          "potentially", "potential", "allegedly", "alleged", "supposedly", "presumably", "presumed",
+          "if", "whether", "unless", "theory", "theorized", "theorised", "possible", "risk", "threat",
+          "threatened", "warned", "projected", "forecast", "assumed", "conjectured"}
+# "would" narrating a later fact ("this would later lead to") is not a hedge
+_WOULD_NARRATIVE = {"later", "eventually", "ultimately", "soon", "subsequently", "go", "become", "prove"}
+HEDGE_PHRASES = (("thought", "to"), ("said", "to"), ("is", "said"), ("in", "order", "to"))
+MEASURES = {"definition", "definitions", "estimate", "estimates", "figure", "figures", "count", "counts",
+            "census", "calculation", "calculations", "survey", "surveys", "model", "models", "study",
+            "studies", "report", "reports", "statistics", "tally", "method", "methodology", "analysis"}
+FORWARD = {"caused", "causes", "cause", "causing", "led", "leads", "lead", "leading", "resulted", "results",
+           "produced", "produces", "produce", "producing", "triggered", "triggers", "trigger", "triggering",
+           "sparked", "sparks", "provoked", "provokes", "prompted", "prompts", "generated", "generates",
+           "created", "creates", "brought", "bring", "brings", "contributed", "contributes", "provides",
+           "provided", "gave", "gives", "resulting", "ensuing", "therefore", "thus", "hence", "so",
+           "destroyed", "killed", "damaged", "forced", "made", "drove", "drives", "fuelled", "fueled",
+           "set", "unleashed", "displacing", "triggered", "inflicted", "left"}
+# "cause ... by" / "due to" / "because": the right-hand side is the cause
+BACKWARD = {"by", "due", "because", "owing", "from", "after", "following", "since", "amid", "caused_by",
+            "resulted_from", "result_of", "attributed", "blamed", "thanks"}
+TEMPORAL = {"after", "following", "before", "during", "since", "then", "later", "when", "amid"}
+EFFECT_OPENERS = {"resulting", "ensuing", "subsequent", "consequent", "consequential", "following"}
+
+
+@dataclass
+class Assessment:
+    """What ``assess`` decided about one pair, with the cue words behind each flag."""
+
+    negated: bool = False
+    hedged: bool = False
+    question: bool = False
+    estimate: bool = False
+    reversed: bool = False
+    temporal: bool = False
+    evidence: list[str] = field(default_factory=list)
+
+    def flags(self) -> list[str]:
+        return [f for f in FLAGS if getattr(self, f)]
+
+    def dropped_by(self, drop: Iterable[str]) -> list[str]:
+        """The flags set here that ``drop`` names (empty: the pair is kept)."""
+        chosen = set(drop)
+        return [f for f in self.flags() if f in chosen]
+
+    def as_dict(self) -> dict:
+        return {f: getattr(self, f) for f in FLAGS} | {"evidence": list(self.evidence)}
+
+
+def _tokens(text: str, offset: int = 0) -> list[tuple[str, int, int]]:
+    out = []
+    for m in _WORD.finditer(text):
+        w = m.group(0)
+        # the month, not the modal, when capitalised inside the sentence
+        low = "may_month" if w == "May" and m.start() > 0 else w.lower()
+        out.append((low, m.start() + offset, m.end() + offset))
+    return out
+
+
+def _clause_tail(tokens: Sequence[tuple[str, int, int]], limit: int) -> list[tuple[str, int, int]]:
+    """The last ``limit`` tokens before a span, cut at the nearest clause punctuation."""
+    out: list[tuple[str, int, int]] = []
+    for tok in reversed(tokens):
+        if tok[0] in _CLAUSE or len(out) >= limit:
+            break
+        out.append(tok)
+    return list(reversed(out))
+
+
+def _phrase_at(words: Sequence[str], i: int, phrase: Sequence[str]) -> bool:
+    return tuple(words[i:i + len(phrase)]) == tuple(phrase)
+
+
+def _negations(words: Sequence[str]) -> list[str]:
+    found = []
+    for i, w in enumerate(words):
+        if any(_phrase_at(words, i, p) for p in NOT_NEGATION):
+            continue
+        if w in NEGATIONS:
+            if w == "no" and i + 1 < len(words) and words[i + 1] in ("doubt", "sooner"):
+                continue
+            found.append(w)
+        elif any(_phrase_at(words, i, p) for p in NEGATION_PHRASES[1:4]):
+            found.append(" ".join(words[i:i + 2]))
+    return found
+
+
+def _hedges(words: Sequence[str]) -> list[str]:
+    found = [w for i, w in enumerate(words) if (w in MODALS or w in HEDGES)
+             and not (w == "would" and i + 1 < len(words) and words[i + 1] in _WOULD_NARRATIVE)]
+    for i in range(len(words)):
+        for p in HEDGE_PHRASES:
+            if _phrase_at(words, i, p):
+                found.append(" ".join(p))
+    return found
+
+
+def _direction_cues(words: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Forward and backward cue words of the text between the spans."""
+    fwd, back = [], []
+    for i, w in enumerate(words):
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        prev = words[i - 1] if i > 0 else ""
+        if w == "by" and prev in FORWARD:
+            back.append(f"{prev} by")
+            if fwd and fwd[-1] == prev:
+                fwd.pop()
+            continue
+        if w in ("resulted", "results", "result", "resulting", "stemmed", "stems", "arose", "arises") and nxt == "from":
+            back.append(f"{w} from")
+            continue
+        if w == "result" and nxt == "of":
+            back.append("result of")
+            continue
+        if w in ("due", "owing", "thanks") and nxt == "to":
+            back.append(f"{w} to")
+            continue
+        if w == "because":
+            back.append(w)
+            continue
+        if w in ("after", "following", "since", "amid") :
+            back.append(w)
+            continue
+        if w == "from" and prev in ("died", "suffered", "suffer", "die", "dies", "perished", "fled", "deaths"):
+            back.append(f"{prev} from")
+            continue
+        if w in FORWARD and not (w == "following" or w == "so" and nxt in ("called", "that", "much", "many", "far")):
+            if w == "left" and nxt not in ("dead", "homeless", "injured", "thousands", "millions", "many"):
+                continue
+            fwd.append(w)
+    return fwd, back
+
+
+def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, window: int = 5) -> Assessment:
+    """Assess one pair. ``cause`` and ``effect`` are (start, end) offsets into ``sentence``."""
+    a = Assessment()
+    toks = _tokens(sentence)
+    words_all = [t[0] for t in toks]
+    (cs, ce), (es, ee) = cause, effect
+    first_start = min(cs, es)
+    lo_end, hi_start = (ce, es) if cs <= es else (ee, cs)
+    before = _clause_tail([t for t in toks if t[2] <= first_start], window)
+    between = [t for t in toks if t[1] >= lo_end and t[2] <= hi_start]
+    cause_toks = [t for t in toks if t[1] >= cs and t[2] <= ce]
+    effect_toks = [t for t in toks if t[1] >= es and t[2] <= ee]
+    head = lambda ts: [t[0] for t in ts[:3]]  # noqa: E731  the first words of a span carry "no one", "the resulting"
+    region = [t[0] for t in before] + [t[0] for t in between] + head(cause_toks) + head(effect_toks)
+    # A clause break right before the later span cuts the relation off what precedes it only
+    # for negation/hedging words far from it; keep the region simple (all of it counts).
+
+    neg = _negations(region)
+    # "little ... so that ... not": the negation may sit just after the effect's first words,
+    # or (when the effect is the later span) in the rest of its clause: "an outburst flood
+    # (jokulhlaup) was not expected"
+    tail_eff = [t[0] for t in effect_toks[:6]]
+    if es > cs:
+        depth = 0
+        for t in (t for t in toks if t[1] >= ee):
+            if t[0] == "(":
+                depth += 1
+            elif t[0] == ")":
+                depth = max(0, depth - 1)
+            elif depth == 0:
+                if t[0] in _CLAUSE or len(tail_eff) >= 12:
+                    break
+                tail_eff.append(t[0])
+    if not neg and any(w in ("not", "n't", "never") for w in tail_eff):
+        neg = [w for w in tail_eff if w in ("not", "n't", "never")]
+    if neg:
+        a.negated = True
+        a.evidence.append("negation: " + ", ".join(dict.fromkeys(neg)))
+    hedge = _hedges(region + tail_eff)
+    if hedge:
+        a.hedged = True
+        a.evidence.append("hedge: " + ", ".join(dict.fromkeys(hedge)))
+    if sentence.rstrip().rstrip("\"'\u201d)").endswith("?") or "?" in words_all[-2:]:
+        a.question = True
+        a.evidence.append("question: the sentence ends with ?")
+    cause_words = [t[0] for t in cause_toks]
+    if any(w in MEASURES for w in cause_words[:4]):
+        a.estimate = True
+        a.evidence.append("estimate: the cause is a measurement: " + ", ".join(w for w in cause_words[:4] if w in MEASURES))
+
+    fwd, back = _direction_cues([t[0] for t in between])
+    opener = [w for w in cause_words[:2] if w in EFFECT_OPENERS and w != "following"]
+    if opener:
+        a.reversed = True
+        a.evidence.append(f"reversed: the cause span opens with '{opener[0]}'")
+    elif cs <= es and back and not fwd:
+        # cause ... backward cue ... effect: the right-hand side (our effect) is the cause
+        a.reversed = True
+        a.evidence.append("reversed: cause before effect with backward cue(s) " + ", ".join(back))
+    elif es < cs and fwd and not back:
+        a.reversed = True
+        a.evidence.append("reversed: effect before cause with forward cue(s) " + ", ".join(fwd))
+    if not a.reversed:
+        temporal = [w for w in (t[0] for t in between) if w in TEMPORAL]
+        if temporal and not fwd and not any(b in ("because", "due to", "owing to", "result of") or b.endswith(" by")
+                                            or b.endswith(" from") for b in back):
+            a.temporal = True
+            a.evidence.append("temporal: only " + ", ".join(dict.fromkeys(temporal)) + " between the spans")
+    return a
+
+
+def assess_in_document(sentence_text: str, sentence_start: int, cause: tuple[int, int], effect: tuple[int, int]) -> Assessment:
+    """``assess`` with document offsets (as in ``Extraction``) for the spans."""
+    return assess(sentence_text, (cause[0] - sentence_start, cause[1] - sentence_start),
+                  (effect[0] - sentence_start, effect[1] - sentence_start))

@@ -1,0 +1,217 @@
+"""Does a linked concept mean what the phrase means? A check of the linker's answers.
+
+The linker ranks concepts by the similarity of a phrase to their labels and aliases; similar is
+not the same: "tsunami waves" is close to *seismic wave*, "initial depression" (of the sea) to
+*Long Depression*, "revolutionary atmosphere" to *air pollution*, "behavior" to *consumer
+behavior*. ``SenseCheck.filter`` keeps a candidate only when it passes these rules, calibrated
+on the hand-judged mentions of the snapshot KG (``tests/fixtures/judged/``):
+
+1. **Head.** The phrase is cut to its first noun group (before a preposition, a relative
+   pronoun, a conjunction or a verb-like word such as "was"), whose last word is the head and
+   the words before it the modifiers. A nearest-neighbour candidate must contain the head (the
+   same stem, Porter-style: "flooding" / "floods" / "flood") in its matched surface form or its
+   label: "revolutionary atmosphere" -> air pollution fails.
+2. **No invented modifiers.** Every content word of the candidate's matched surface form must
+   stem-match a word of the phrase, so the concept is not narrower than the phrase:
+   "tsunami waves" -> *seismic wave* ("seismic"), "behavior" -> *consumer behavior*,
+   "event" -> *historical event*, "initial depression" -> *Long Depression* fail. A nearest
+   neighbour at or above ``linking.sense_strong`` similarity (default 0.9) is trusted as is.
+   A phrase may be narrower than its concept ("a series of steam explosions" -> *explosion*,
+   "the undersea megathrust earthquake" -> *earthquake*), never the other way round. The cost:
+   a correct broader concept with a modifier of its own is refused too ("the Krakatoa
+   eruption" -> *volcanic eruption*): precision first.
+3. **Generic words.** A phrase that is (after normalisation) one word listed in
+   ``GENERIC_HEADS`` ("event", "incident", "situation", "behavior", "channels", "attacks",
+   "effect", "activity", ...) links only when the sentence is about that concept: the cosine of
+   the sentence with the concept's label and description, with the linker's encoder, reaches
+   ``linking.sense_context`` (default 0.35). "event" -> *historical event* in "the event was
+   televised" fails; "channels" -> *channel* fails.
+
+The check never adds a candidate; it returns each phrase's candidates in order, minus the
+rejected ones (an empty list: NIL). ``explain`` returns the reason for one decision.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from causalkg.linking.normalize import fold, normalise
+
+# Words that end the first noun group of a phrase.
+BOUNDARY = {
+    "of", "in", "on", "at", "by", "from", "with", "for", "during", "to", "into", "onto", "over", "under",
+    "between", "among", "against", "after", "before", "following", "since", "through", "across", "around",
+    "that", "which", "who", "whom", "whose", "where", "when", "while", "as", "and", "or", "but", "than",
+    "was", "were", "is", "are", "be", "been", "being", "has", "had", "have", "did", "does", "do",
+    "caused", "led", "resulted", "produced", "triggered", "including", "such", "like", "about",
+}
+STOP = {"the", "a", "an", "of", "and", "or", "in", "on", "to", "for", "by", "with", "s", "its", "their", "his", "her"}
+# Modifiers that do not change what the head names.
+GENERIC_MODIFIERS = {
+    "initial", "first", "second", "third", "final", "last", "early", "late", "later", "new", "old", "recent",
+    "large", "small", "big", "huge", "major", "minor", "main", "great", "greater", "severe", "serious",
+    "heavy", "light", "massive", "widespread", "extensive", "significant", "considerable", "substantial",
+    "further", "additional", "other", "several", "many", "numerous", "multiple", "various", "more", "most",
+    "total", "overall", "general", "local", "regional", "national", "international", "global", "worldwide",
+    "widespread", "immediate", "subsequent", "resulting", "ensuing", "direct", "indirect", "possible",
+    "potential", "actual", "real", "deadly", "fatal", "devastating", "catastrophic", "destructive",
+    "violent", "sudden", "rapid", "gradual", "prolonged", "long", "short", "continued", "ongoing",
+    "repeated", "frequent", "mass", "public", "human", "civilian", "military", "economic", "political",
+    "social", "physical", "extreme", "high", "low", "higher", "lower", "increased", "reduced", "growing",
+    "rising", "falling", "strong", "weak", "whole", "entire", "partial", "complete", "some", "any",
+    "much", "little", "few", "wide", "broad", "deep", "vast", "enormous", "terrible", "horrible", "this",
+    "these", "those", "that", "such", "same", "own", "one", "two", "three", "four", "five", "hundreds",
+    "thousands", "millions", "dozens", "numbers", "number", "tens",
+}
+GENERIC_HEADS = {
+    "event", "events", "incident", "incidents", "situation", "situations", "behavior", "behaviour",
+    "behaviors", "behaviours", "channel", "channels", "effect", "effects", "impact", "impacts", "activity",
+    "activities", "action", "actions", "change", "changes", "development", "developments", "process",
+    "problem", "problems", "issue", "issues", "condition", "conditions", "factor", "factors", "circumstance",
+    "circumstances", "thing", "things", "case", "cases", "matter", "phenomenon", "phenomena", "result",
+    "results", "outcome", "consequence", "consequences", "response", "responses", "reaction", "reactions",
+    "attack", "attacks", "operation", "operations", "movement", "movements", "pressure", "force", "forces",
+    "environment", "atmosphere", "climate", "movement", "wave", "waves", "system", "systems", "damage",
+    "loss", "losses", "failure", "failures", "crisis", "conflict", "disaster", "tragedy", "accident",
+    "violence", "unrest", "tension", "tensions", "collapse", "destruction", "death", "deaths",
+}
+# Generic heads that are also the name of a well-defined effect class: they link on exact
+# match without the context test (a death is a death).
+CLEAR_GENERIC = {"damage", "loss", "losses", "death", "deaths", "collapse", "destruction", "violence",
+                 "unrest", "failure", "failures", "crisis", "conflict", "disaster", "accident", "tension",
+                 "tensions", "tragedy"}
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def stem(word: str) -> str:
+    """A crude stem for matching a phrase's words against a surface form's: plural and verb
+    endings off ("floods", "flooding", "flooded" -> "flood"; "explosions" -> "explosion";
+    "casualties" -> "casualty"; "behaviour" -> "behavior")."""
+    w = word.lower().replace("our", "or") if word.lower().endswith("our") else word.lower()
+    for suf, rep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            if suf == "es" and not w.endswith(("ches", "shes", "xes", "sses", "zes", "oes")):
+                continue
+            if suf == "s" and w.endswith(("ss", "us", "is")):
+                continue
+            w = w[: -len(suf)] + rep
+            break
+    return w
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(fold(text))
+
+
+@dataclass(frozen=True)
+class Parsed:
+    head: str | None  # stem of the head word
+    head_word: str | None
+    modifiers: tuple[str, ...]  # words before the head in the first noun group
+    all_stems: frozenset[str]
+    n_words: int
+
+
+def parse(phrase: str) -> Parsed:
+    """The first noun group of a normalised phrase: its head and modifiers."""
+    ws = words(normalise(phrase).text or phrase)
+    group: list[str] = []
+    for w in ws:
+        if w in BOUNDARY and group:
+            break
+        if w in BOUNDARY:
+            continue
+        group.append(w)
+    head = group[-1] if group else None
+    return Parsed(stem(head) if head else None, head, tuple(group[:-1]),
+                  frozenset(stem(w) for w in ws if w not in STOP), len(ws))
+
+
+class SenseCheck:
+    """The rules above, with the linker's concept table (labels, descriptions) and encoder."""
+
+    def __init__(self, concepts: dict[str, dict], *, encoder: Any = None, strong: float = 0.9,
+                 context: float = 0.35):
+        self.concepts = concepts
+        self.encoder = encoder
+        self.strong = float(strong)
+        self.context = float(context)
+        self._desc_cache: dict[str, Any] = {}
+        self.names = {fold(c.get("label") or "") for c in concepts.values()} - {""}
+
+    @classmethod
+    def from_config(cls, cfg: Any, linker: Any) -> "SenseCheck":
+        lk = cfg["linking"]
+        return cls(linker.concepts, encoder=lambda texts: linker.embed(texts),
+                   strong=float(lk.get("sense_strong", 0.9)), context=float(lk.get("sense_context", 0.35)))
+
+    # --- one decision ------------------------------------------------------------------------
+
+    def explain(self, phrase: str, cand: Any, sentence: str | None = None, *, context_score: float | None = None) -> str | None:
+        """Why ``cand`` (a Candidate) does not mean ``phrase``: a reason, or None when it does."""
+        p = parse(phrase)
+        if p.head is None:
+            return "no head word"
+        c = self.concepts.get(cand.qid, {})
+        surface_words = [w for w in words(cand.surface) if w not in STOP]
+        label_words = [w for w in words(c.get("label") or cand.label or "") if w not in STOP]
+        surface_stems = {stem(w) for w in surface_words}
+        label_stems = {stem(w) for w in label_words}
+        sim = float((cand.model_extra or {}).get("similarity", cand.score))
+        exact = cand.match == "exact"
+        if not exact:
+            if sim >= self.strong:
+                return None
+            if p.head not in surface_stems and p.head not in label_stems:
+                return f"head '{p.head_word}' not in '{cand.surface}'"
+            extra = [w for w in surface_words if stem(w) not in p.all_stems and w not in GENERIC_MODIFIERS]
+            if extra:
+                return f"'{cand.surface}' adds {', '.join(extra)}"
+        # generic one-word phrases: only when the sentence is about the concept
+        single = p.n_words == 1 or (not p.modifiers and len(surface_words) == 1)
+        if single and p.head_word in GENERIC_HEADS and p.head_word not in CLEAR_GENERIC:
+            score = context_score
+            if score is None and sentence and self.encoder is not None:
+                score = self.context_scores([sentence], [cand.qid])[0]
+            if score is None or score < self.context:
+                return f"generic word '{p.head_word}' and the sentence is not about {cand.label!r}" + (
+                    f" (context {score:.2f} < {self.context})" if score is not None else "")
+        return None
+
+    def context_scores(self, sentences: Sequence[str], qids: Sequence[str]) -> list[float]:
+        """Cosine of each sentence with its concept's "label: description"."""
+        import numpy as np
+
+        texts = []
+        for q in qids:
+            c = self.concepts.get(q, {})
+            texts.append(f"{c.get('label') or ''}: {c.get('description') or ''}".strip(": "))
+        vs = self.encoder(list(sentences))
+        vd = self.encoder(texts)
+        return [float(x) for x in np.sum(np.asarray(vs) * np.asarray(vd), axis=1)]
+
+    # --- a batch -----------------------------------------------------------------------------
+
+    def filter(self, phrases: Sequence[str], results: Sequence[Sequence[Any]],
+               sentences: Sequence[str | None] | None = None) -> list[list[Any]]:
+        """Each phrase's candidates minus those that fail the check (order kept)."""
+        sentences = list(sentences) if sentences is not None else [None] * len(phrases)
+        # context scores are needed only for generic single words: compute them in one batch
+        need: list[tuple[int, int]] = []
+        for i, (ph, cands) in enumerate(zip(phrases, results)):
+            p = parse(ph)
+            if p.head_word in GENERIC_HEADS and p.head_word not in CLEAR_GENERIC and sentences[i]:
+                need += [(i, j) for j in range(len(cands))]
+        ctx: dict[tuple[int, int], float] = {}
+        if need and self.encoder is not None:
+            scores = self.context_scores([sentences[i] for i, _ in need], [results[i][j].qid for i, j in need])
+            ctx = dict(zip(need, scores))
+        out = []
+        for i, (ph, cands) in enumerate(zip(phrases, results)):
+            kept = [c for j, c in enumerate(cands)
+                    if self.explain(ph, c, sentences[i], context_score=ctx.get((i, j))) is None]
+            out.append(kept)
+        return out

@@ -1,0 +1,131 @@
+"""Polarity, modality and direction of extracted pairs (kg/polarity.py) on real sentences.
+
+Every sentence is quoted from the bundled snapshot corpus (data/corpus/corpus.jsonl, built from
+snapshots/enwiki; English Wikipedia, CC BY-SA 4.0) or, where marked, from the Causal News
+Corpus (CC0); the spans are what an extractor returns for them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from causalkg.kg.polarity import DEFAULT_DROP, assess
+
+
+def _span(sentence: str, text: str) -> tuple[int, int]:
+    i = sentence.index(text)
+    return i, i + len(text)
+
+
+def run(sentence: str, cause: str, effect: str):
+    return assess(sentence, _span(sentence, cause), _span(sentence, effect))
+
+
+NEGATED = [
+    ("Several others may have been injured as well but no one was killed in the gunfire.",
+     "the gunfire", "no one was killed"),
+    ("Visual observations indicated that little ice meltwater was produced during the eruption, so that an "
+     "outburst flood (jökulhlaup) was not expected.", "the eruption", "an outburst flood"),
+    ("The car was immediately jerked forward by the starter motor, but the engine did not start due to low RPM.",
+     "low RPM", "the engine did not start"),
+]
+
+HEDGED = [
+    ("Russia's media supervision body, Roskomnadzor, stated that publication of the cartoons could lead to "
+     "criminal charges.", "publication of the cartoons", "criminal charges"),
+    ("The attacks affected business at high-profile venues and shopping centres in Paris, and many Parisians "
+     "were concerned the attacks might lead to a marginalisation of Muslims in the city.",
+     "the attacks", "a marginalisation of Muslims"),
+    ("A study commissioned by National Geographic magazine in 1999, using AME computer modelling, stated that "
+     "the explosion could have been caused by a mine, but no definitive evidence was found.",
+     "a mine", "the explosion"),
+]
+
+REVERSED = [
+    # the extractor's pair, the wrong way round
+    ("This excess ammonium perchlorate later caught fire and the magnitude of the resulting explosion "
+     "destroyed the PEPCON facility and the neighboring Kidd & Co marshmallow factory.",
+     "the resulting explosion", "caught fire"),
+    ("A number of these reforms led to public discontent which provides circumstances for an Iranian revolution.",
+     "an Iranian revolution", "public discontent"),
+    ("Three buildings in the World Trade Center collapsed due to fire-induced structural failure.",
+     "Three buildings in the World Trade Center collapsed", "fire-induced structural failure"),
+]
+
+ASSERTED = [
+    ("As usual in wars of this era, disease caused more deaths than combat.", "disease", "more deaths"),
+    ("Three buildings in the World Trade Center collapsed due to fire-induced structural failure.",
+     "fire-induced structural failure", "Three buildings in the World Trade Center collapsed"),
+    ("The explosions were caused by homemade organic peroxide-based devices packed into backpacks.",
+     "homemade organic peroxide-based devices", "The explosions"),
+    ("A number of these reforms led to public discontent which provides circumstances for an Iranian revolution.",
+     "public discontent", "an Iranian revolution"),
+    ("He reports mass graves containing over 60,000 people in Meskene and large numbers of mounds of corpses, "
+     "as the Armenians died due to hunger and disease.", "hunger and disease", "the Armenians died"),
+    ("As well as the sideways movement between the plates, the sea floor is estimated to have risen by several "
+     "metres, displacing an estimated 30 km3 of water and triggering devastating tsunami waves.",
+     "the sea floor is estimated to have risen", "devastating tsunami waves"),
+    ("The race was cancelled in 1936 due to general strikes in France, and the outbreak of World War II in "
+     "1939 resulted in a ten-year hiatus.", "the outbreak of World War II", "a ten-year hiatus"),
+    ("This would later lead to the collapse of the government.", "This", "the collapse of the government"),
+    ("The quake struck in May and caused a tsunami.", "The quake", "a tsunami"),
+]
+
+
+@pytest.mark.parametrize("sentence,cause,effect", NEGATED)
+def test_negated_relations_are_flagged(sentence, cause, effect):
+    a = run(sentence, cause, effect)
+    assert a.negated, a.evidence
+    assert "negated" in a.dropped_by(DEFAULT_DROP)
+    assert any(e.startswith("negation:") for e in a.evidence)
+
+
+@pytest.mark.parametrize("sentence,cause,effect", HEDGED)
+def test_hypotheses_and_expectations_are_flagged(sentence, cause, effect):
+    a = run(sentence, cause, effect)
+    assert a.hedged, a.evidence
+    assert not a.negated
+
+
+@pytest.mark.parametrize("sentence,cause,effect", REVERSED)
+def test_reversed_pairs_are_flagged(sentence, cause, effect):
+    a = run(sentence, cause, effect)
+    assert a.reversed, a.evidence
+    assert any(e.startswith("reversed:") for e in a.evidence)
+
+
+@pytest.mark.parametrize("sentence,cause,effect", ASSERTED)
+def test_asserted_relations_are_kept(sentence, cause, effect):
+    a = run(sentence, cause, effect)
+    assert a.dropped_by(DEFAULT_DROP) == [], a.evidence
+
+
+def test_a_question_is_not_a_statement():
+    # Causal News Corpus (subtask 1 train), a question about a cause
+    s = "Will the strike by transport workers cause shortages in the city?"
+    a = run(s, "the strike by transport workers", "shortages")
+    assert a.question and a.hedged is False or a.question
+    assert "question" in a.dropped_by(DEFAULT_DROP)
+
+
+def test_an_estimate_of_something_else_is_not_a_cause():
+    s = ("Using the most restrictive definition of the Holocaust produces a death toll of around six million Jews, "
+         "the figure cited by Adolf Eichmann, one of the Holocaust's architects.")
+    a = run(s, "the most restrictive definition of the Holocaust", "a death toll of around six million Jews")
+    assert a.estimate and "estimate" in a.dropped_by(DEFAULT_DROP)
+
+
+def test_a_sequence_in_time_is_recorded_but_kept_by_default():
+    s = ("Prospects for reforms faded rapidly following the signing of the Berlin treaty, as security conditions "
+         "in the Armenian provinces went from bad to worse and abuses proliferated.")
+    a = run(s, "the signing of the Berlin treaty", "Prospects for reforms faded")
+    assert a.temporal and not a.reversed
+    assert a.dropped_by(DEFAULT_DROP) == []
+    assert a.dropped_by(["temporal"]) == ["temporal"]
+
+
+def test_as_dict_records_every_flag_and_the_evidence():
+    a = run(*NEGATED[0])
+    d = a.as_dict()
+    assert set(d) == {"negated", "hedged", "question", "estimate", "reversed", "temporal", "evidence"}
+    assert d["negated"] is True and d["evidence"]
