@@ -106,6 +106,7 @@ class DocInfo:
     url: str | None = None
     revision_id: int | None = None
     concept: str | None = None
+    categories: tuple[str, ...] = ()
 
 
 def load_documents(path: str | Path | None, doc_ids: set[str] | None = None) -> dict[str, DocInfo]:
@@ -124,7 +125,7 @@ def load_documents(path: str | Path | None, doc_ids: set[str] | None = None) -> 
         concept = dc.get("id") if isinstance(dc, dict) else None
         rev = rec.get("revision_id")
         out[key] = DocInfo(rec.get("title"), rec.get("url"), int(rev) if rev is not None else None,
-                           concept if is_qid(concept) else None)
+                           concept if is_qid(concept) else None, tuple(rec.get("categories") or ()))
     return out
 
 
@@ -161,6 +162,7 @@ class LinkCounts:
     temporal: int = 0
     # the sense check of the linker's answers (linking/sense.py)
     senses_rejected: int = 0
+    page_event_links: int = 0  # "the attacks" on the page "September 11 attacks" -> the page's event
     # structured sources (kg/extractors/structured.py): pairs read, pairs linked at both ends
     structured_pairs: int = 0
     structured_linked: int = 0
@@ -312,10 +314,59 @@ def link_shard(
         sentences = [x.sentence.text for x in extractions] * 2
         checked = sense.filter(phrases, results, sentences)
         counts.senses_rejected += sum(len(a) - len(b) for a, b in zip(results, checked))
-        results = checked
+        results = page_event_links(phrases, checked, [x.doc_id for x in extractions] * 2, docs, linker, sense, counts)
     n = len(extractions)
     return link_pairs(extractions, results[:n], results[n:], docs, allow_self_loops=allow_self_loops,
                       assertions=assertions, counts=counts)
+
+
+def _page_event(doc: DocInfo, linker: Any, sense: Any, cache: dict) -> Candidate | None:
+    """The concept of a page's event: its title linked (any answer that passes the sense
+    check), else the first category head with an exact class match (structured.event_phrases)."""
+    from causalkg.kg.extractors.structured import event_phrases
+
+    key = (doc.title, doc.categories)
+    if key in cache:
+        return cache[key]
+    phrases = event_phrases({"title": doc.title, "categories": list(doc.categories)})
+    found: Candidate | None = None
+    if phrases:
+        res = linker.link(phrases, k=3)
+        if sense is not None:
+            res = sense.filter(phrases, res, [None] * len(phrases))
+        for i, cands in enumerate(res):
+            usable = cands if i == 0 else [c for c in cands if c.match == "exact" and c.kind == "class"]
+            if usable:
+                found = usable[0]
+                break
+    cache[key] = found
+    return found
+
+
+def page_event_links(
+    phrases: Sequence[str], results: list[list[Candidate]], doc_ids: Sequence[str], docs: Mapping[str, DocInfo],
+    linker: Any, sense: Any, counts: LinkCounts,
+) -> list[list[Candidate]]:
+    """A phrase that names the page's own event by its head noun alone ("the attacks" on the
+    page "September 11 attacks", "the war" on "Spanish–American War") links to the page event
+    (``_page_event``), not to whatever the bare word is most similar to."""
+    from causalkg.linking.sense import parse, stem
+
+    cache: dict = {}
+    out = list(results)
+    for i, (ph, d) in enumerate(zip(phrases, doc_ids)):
+        doc = docs.get(d)
+        if doc is None or not doc.title:
+            continue
+        p = parse(ph)
+        words = doc.title.replace("–", " ").split()
+        if p.head is None or p.modifiers or p.n_words > 2 or not words or stem(words[-1].lower()) != p.head:
+            continue
+        ev = _page_event(doc, linker, sense, cache)
+        if ev is not None:
+            out[i] = [ev.model_copy(update={"page_event": True})] + [c for c in results[i] if c.qid != ev.qid]
+            counts.page_event_links += 1
+    return out
 
 
 def link_structured(
@@ -337,31 +388,26 @@ def link_structured(
     item end needs an exact match or a nearest neighbour at or above ``min_link``, and passes
     the sense check like a sentence's phrase."""
     from causalkg.contracts import SCHEMA_VERSION
-    from causalkg.kg.extractors.structured import event_phrases, structured_pairs
+    from causalkg.kg.extractors.structured import structured_pairs
 
     counts = LinkCounts()
     xs: list[Extraction] = []
-    event_of: dict[str, list[str]] = {}
+    event_of: dict[str, tuple[str, tuple[str, ...]]] = {}
     for rec in records:
         pairs = [p for p in structured_pairs(rec) if p["source"] in sources]
         if not pairs:
             continue
-        event_of[str(rec.get("id"))] = event_phrases(rec)
+        event_of[str(rec.get("id"))] = (str(rec.get("title") or ""), tuple(rec.get("categories") or ()))
         xs += [Extraction.model_validate({"schema_version": SCHEMA_VERSION, **p}) for p in pairs]
     if not xs:
         return [], counts
     # the page events
-    flat = [(d, i, ph) for d, phs in event_of.items() for i, ph in enumerate(phs)]
-    found = linker.link([ph for _, _, ph in flat], k=k)
-    if sense is not None:
-        found = sense.filter([ph for _, _, ph in flat], found, [None] * len(flat))
+    cache: dict = {}
     event: dict[str, Candidate] = {}
-    for (d, i, _), cands in zip(flat, found):
-        if d in event:
-            continue
-        usable = cands if i == 0 else [c for c in cands if c.match == "exact" and c.kind == "class"]
-        if usable:
-            event[d] = usable[0]
+    for d, (title, cats) in event_of.items():
+        ev = _page_event(DocInfo(title=title, categories=cats), linker, sense, cache)
+        if ev is not None:
+            event[d] = ev
     # the items
     item_ends = [x.effect if (x.model_extra or {}).get("event_end") == "cause" else x.cause for x in xs]
     phrases = [sp.text for sp in item_ends]

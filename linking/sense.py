@@ -11,10 +11,13 @@ on the hand-judged mentions of the snapshot KG (``tests/fixtures/judged/``):
    the words before it the modifiers. A nearest-neighbour candidate must contain the head (the
    same stem, Porter-style: "flooding" / "floods" / "flood") in its matched surface form or its
    label: "revolutionary atmosphere" -> air pollution fails.
+   A light head that only frames its modifiers ("tsunami waves", "bombing incident":
+   ``LIGHT_HEADS``) may link to the concept its modifiers name exactly (*tsunami*).
 2. **No invented modifiers.** Every content word of the candidate's matched surface form must
    stem-match a word of the phrase, so the concept is not narrower than the phrase:
-   "tsunami waves" -> *seismic wave* ("seismic"), "behavior" -> *consumer behavior*,
-   "event" -> *historical event*, "initial depression" -> *Long Depression* fail. A nearest
+   "tsunami waves" -> *seismic wave* ("seismic") or *rogue wave* (by its alias "extreme
+   wave"), "behavior" -> *consumer behavior*, "event" -> *historical event*, "initial
+   depression" -> *Long Depression* fail. A nearest
    neighbour at or above ``linking.sense_strong`` similarity (default 0.9) is trusted as is.
    A phrase may be narrower than its concept ("a series of steam explosions" -> *explosion*,
    "the undersea megathrust earthquake" -> *earthquake*), never the other way round. The cost:
@@ -77,6 +80,9 @@ GENERIC_HEADS = {
     "loss", "losses", "failure", "failures", "crisis", "conflict", "disaster", "tragedy", "accident",
     "violence", "unrest", "tension", "tensions", "collapse", "destruction", "death", "deaths",
 }
+# Heads that only count or frame what their modifiers name: "tsunami waves", "bombing incident".
+LIGHT_HEADS = {"wave", "waves", "incident", "incidents", "event", "events", "episode", "episodes", "outbreak",
+               "outbreaks", "case", "cases", "spate", "series"}
 # Generic heads that are also the name of a well-defined effect class: they link on exact
 # match without the context test (a death is a death).
 CLEAR_GENERIC = {"damage", "loss", "losses", "death", "deaths", "collapse", "destruction", "violence",
@@ -166,8 +172,11 @@ class SenseCheck:
             if sim >= self.strong:
                 return None
             if p.head not in surface_stems and p.head not in label_stems:
-                return f"head '{p.head_word}' not in '{cand.surface}'"
-            extra = [w for w in surface_words if stem(w) not in p.all_stems and w not in GENERIC_MODIFIERS]
+                # "tsunami waves" -> tsunami: a light head whose modifiers are the concept
+                if not (p.head_word in LIGHT_HEADS and p.modifiers
+                        and {stem(w) for w in surface_words} == {stem(m) for m in p.modifiers}):
+                    return f"head '{p.head_word}' not in '{cand.surface}'"
+            extra = [w for w in surface_words if stem(w) not in p.all_stems]
             if extra:
                 return f"'{cand.surface}' adds {', '.join(extra)}"
         # generic one-word phrases: only when the sentence is about the concept

@@ -1,0 +1,127 @@
+"""Edge quality of the current default KG, from the hand-judged fixture.
+
+    python -m bench edges            # figures of data/kg beside the baseline KG's, the curve
+    python -m bench edges --fit      # also refit kg/confidence.py's WEIGHTS on the judged edges
+
+Inputs: ``data/kg/causal_kg_pairs.jsonl`` (the KG of ``make kg``), the judgements
+``tests/fixtures/judged/judgements.jsonl`` (keyed by cause QID, effect QID, sentence; rubric in
+``kg/judged.py``), the baseline KG's edges ``tests/fixtures/judged/baseline_edges.jsonl`` (the
+edges of the default KG before issue 13's filters, judged the same way) and the WikiCausal Base
+KG v1 (``snapshots/wikicausal/base-kg-v1.jsonl``) for "confirmed" edges.
+
+Reports, for the baseline and the current KG: edges, judged edges, % supported by their
+evidence, % plausible, # supported, # confirmed by the Base KG (and of those, supported); the
+precision / size curve over ``kg.min_confidence``; the calibration of the confidence on the
+judged edges; and lists the evidence items not judged yet (written to
+``data/kg/judge_todo.jsonl`` as templates).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from causalkg.tables import render_table
+
+REPO = Path(__file__).resolve().parents[1]
+JUDGED = REPO / "tests" / "fixtures" / "judged" / "judgements.jsonl"
+BASELINE = REPO / "tests" / "fixtures" / "judged" / "baseline_edges.jsonl"
+BASE_KG = REPO / "snapshots" / "wikicausal" / "base-kg-v1.jsonl"
+
+
+def _edges(path: Path) -> list:
+    from causalkg.contracts import KGEdge
+    from causalkg.jsonl import read_jsonl
+
+    return list(read_jsonl(path, KGEdge))
+
+
+def figures(name, edges, judgements, base):
+    from causalkg.kg.judged import report
+
+    r = report(edges, judgements, base)
+    return r, {"kg": name, "edges": r.edges, "judged": r.judged_edges,
+               "supported %": round(100 * r.supported_share, 1), "plausible %": round(100 * r.plausible_share, 1),
+               "supported": r.supported, "confirmed": r.confirmed, "confirmed+supported": r.confirmed_supported}
+
+
+def curve(edges, rep) -> list[dict]:
+    from causalkg.kg.confidence import score_edges
+
+    score_edges(edges)
+    rows = []
+    for t in (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+        kept = [e for e in edges if (e.confidence or 0) >= t and rep.per_edge[e.edge_id].get("judged")]
+        n = len([e for e in edges if (e.confidence or 0) >= t])
+        sup = sum(rep.per_edge[e.edge_id]["supported"] for e in kept)
+        pl = sum(rep.per_edge[e.edge_id]["plausible"] for e in kept)
+        rows.append({"min_confidence": t, "edges": n, "judged": len(kept), "supported": sup,
+                     "precision (supported %)": round(100 * sup / len(kept), 1) if kept else None,
+                     "plausible %": round(100 * pl / len(kept), 1) if kept else None})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    from causalkg.kg.confidence import FEATURES, calibration, features, fit
+    from causalkg.kg.judged import base_kg_pairs, load, todo_records
+
+    argv = sys.argv[1:] if argv is None else argv
+    kg_path = REPO / "data" / "kg" / "causal_kg_pairs.jsonl"
+    judgements = load(JUDGED)
+    base = base_kg_pairs(BASE_KG)
+    rows = []
+    if BASELINE.is_file():
+        _, row = figures("baseline (main before issue 13)", _edges(BASELINE), judgements, base)
+        rows.append(row)
+    if not kg_path.is_file():
+        print(f"no KG at {kg_path}: run make kg first\n")
+        print(render_table(rows, list(rows[0]) if rows else ["kg"], "md"))
+        return
+    edges = _edges(kg_path)
+    rep, row = figures("current data/kg", edges, judgements, base)
+    rows.append(row)
+    print(f"{len(judgements)} judged evidence items in {JUDGED.relative_to(REPO)}\n")
+    print("### Edges supported by their evidence (targets: >= 80% supported, >= 90% plausible, >= 40 supported, >= 10 confirmed)\n")
+    print(render_table(rows, list(rows[0]), "md"))
+    print("\n### Precision / size over kg.min_confidence (current KG, judged edges)\n")
+    cv = curve(edges, rep)
+    print(render_table(cv, list(cv[0]), "md"))
+    judged = [e for e in edges if rep.per_edge[e.edge_id].get("judged")]
+    by_id = {e.edge_id: e for e in edges}
+    if judged:
+        probs = [e.confidence for e in judged]
+        labels = [int(rep.per_edge[e.edge_id]["supported"]) for e in judged]
+        cal = [{"confidence bin": f"{lo:.1f}-{hi:.1f}", "mean confidence": round(m, 3), "supported rate": round(o, 3),
+                "edges": n} for lo, hi, m, o, n in calibration(probs, labels)]
+        print("\n### Calibration of the confidence on the judged edges\n")
+        print(render_table(cal, list(cal[0]), "md"))
+        if "--fit" in argv:
+            # every judged edge of the baseline and the current KG, once per edge id
+            pool = {e.edge_id: (e, rep.per_edge[e.edge_id]["supported"]) for e in judged}
+            if BASELINE.is_file():
+                from causalkg.kg.judged import report as _report
+                bl = _edges(BASELINE)
+                brep = _report(bl, judgements, base)
+                bl_by = {e.edge_id: e for e in bl}
+                for e in bl:
+                    if brep.per_edge[e.edge_id].get("judged") and e.edge_id not in pool:
+                        pool[e.edge_id] = (e, brep.per_edge[e.edge_id]["supported"])
+                feats = [features(e, bl_by if e.edge_id in bl_by and e.edge_id not in by_id else by_id) for e, _ in pool.values()]
+            else:
+                feats = [features(e, by_id) for e, _ in pool.values()]
+            w = fit(feats, [int(s) for _, s in pool.values()])
+            print(f"\nrefitted on {len(pool)} judged edges (features {', '.join(FEATURES)}):\nWEIGHTS = {w}\n")
+    if rep.unjudged:
+        todo = REPO / "data" / "kg" / "judge_todo.jsonl"
+        todo.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in todo_records(rep.unjudged)),
+                        encoding="utf-8")
+        print(f"\n{len(rep.unjudged)} evidence items not judged yet (templates in {todo.relative_to(REPO)}):")
+        for it in rep.unjudged[:40]:
+            print(f"- {it.cause_label} -> {it.effect_label}: [{it.cause_text}] -> [{it.effect_text}] in: {it.sentence[:160]}")
+    else:
+        print("\nevery evidence item of the current KG is judged")
+
+
+if __name__ == "__main__":
+    main()
