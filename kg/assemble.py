@@ -410,7 +410,11 @@ def link_structured(
             event[d] = ev
     # the items
     item_ends = [x.effect if (x.model_extra or {}).get("event_end") == "cause" else x.cause for x in xs]
-    phrases = [sp.text for sp in item_ends]
+    # an item is linked by its first noun group ("Inadvertent explosion of core during
+    # emergency shutdown ..." -> "inadvertent explosion"): infobox values are descriptions
+    from causalkg.linking.sense import core
+
+    phrases = [core(sp.text) for sp in item_ends]
     results = linker.link(phrases, k=k)
     if sense is not None:
         checked = sense.filter(phrases, results, [None] * len(phrases))

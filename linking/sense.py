@@ -141,6 +141,13 @@ def parse(phrase: str) -> Parsed:
                   frozenset(stem(w) for w in ws if w not in STOP), len(ws))
 
 
+def core(phrase: str) -> str:
+    """The first noun group of a phrase as text (modifiers and head): "Inadvertent explosion of
+    core during emergency shutdown" -> "inadvertent explosion"; the phrase itself when it has none."""
+    p = parse(phrase)
+    return " ".join([*p.modifiers, p.head_word]) if p.head_word else phrase
+
+
 class SenseCheck:
     """The rules above, with the linker's concept table (labels, descriptions) and encoder."""
 

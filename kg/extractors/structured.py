@@ -53,7 +53,7 @@ def _norm_key(name: str) -> str:
     return " ".join(name.replace("_", " ").lower().split())
 
 
-def split_items(value: str, *, max_words: int = 12) -> list[tuple[int, int]]:
+def split_items(value: str, *, max_words: int = 20) -> list[tuple[int, int]]:
     """(start, end) offsets of the items of an infobox value or a list line: cut at ``;`` and
     line breaks, then at ``,`` / `` and `` when every piece is short; bracketed notes dropped;
     items longer than ``max_words`` words or without a letter are skipped."""

@@ -360,3 +360,74 @@ def test_kill_during_assembly_then_rerun_gives_the_same_outputs(linker, tmp_path
     for name in files(ref.out):
         assert (ref.out / name).read_bytes() == (result.out / name).read_bytes(), name
     assert ref.counts == result.counts
+
+
+# --- issue 13: assertion flags, structured sources, confidence -------------------------------
+
+
+def _issue13_inputs(tmp_path):
+    """The fixture corpus with the Chernobyl page's real infobox cause and categories, and the
+    fixture extractions plus two pairs a sentence does not assert (real sentences)."""
+    import json
+
+    docs = [json.loads(x) for x in (FIX / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    for d in docs:
+        if d["title"] == "Chernobyl disaster":
+            d["infobox"] = {"name": "Infobox news event", "fields": {
+                "date": "26 April 1986",
+                "cause": "Inadvertent explosion of core during emergency shutdown of reactor whilst undergoing power "
+                         "failure experiment"}}
+            d["categories"] = ["1986 industrial disasters", "Civilian nuclear power accidents", "Disasters in the Soviet Union"]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    xs = (FIX / "extractions.jsonl").read_text(encoding="utf-8").splitlines()
+    s1 = "Several others may have been injured as well but no one was killed in the attack."
+    s2 = "This excess ammonium perchlorate later caught fire and the magnitude of the resulting explosion destroyed the facility."
+    extra = []
+    for doc, s, c, e in (("3", s1, "the attack", "no one was killed"), ("2", s2, "the resulting explosion", "caught fire")):
+        extra.append(json.dumps({"schema_version": "1", "doc_id": doc,
+                                 "sentence": {"text": s, "start": 5000, "end": 5000 + len(s), "section": None},
+                                 "cause": {"text": c, "start": 5000 + s.index(c), "end": 5000 + s.index(c) + len(c)},
+                                 "effect": {"text": e, "start": 5000 + s.index(e), "end": 5000 + s.index(e) + len(e)},
+                                 "score": 0.9, "extractor": "qa"}))
+    ext = tmp_path / "extractions.jsonl"
+    ext.write_text("\n".join(xs + extra) + "\n", encoding="utf-8")
+    concepts = tmp_path / "concepts.jsonl"
+    concepts.write_text((FIX / "concepts.jsonl").read_text(encoding="utf-8").rstrip("\n") + "\n" + json.dumps(
+        {"schema_version": "1", "id": "Q3839081", "kind": "class", "label": "disaster", "aliases": ["disasters"]}) + "\n",
+        encoding="utf-8")
+    return ext, corpus, concepts
+
+
+def test_assembly_drops_unasserted_pairs_reads_infoboxes_and_scores_confidence(tmp_path):
+    from causalkg.linking.linker import Linker
+
+    ext, corpus, concepts = _issue13_inputs(tmp_path)
+    cfg = _cfg(tmp_path)
+    lk = Linker.from_concepts(A.load_concepts(concepts).values(), cfg)
+    r = A.assemble(cfg, extractions=ext, corpus=corpus, concepts=concepts, linker=lk)
+    c = r.counts
+    assert c["link_extractions"] == 16 and c["link_unasserted_dropped"] == 2
+    assert c["link_negated"] >= 1 and c["link_reversed"] >= 1
+    assert c["link_structured_pairs"] == 1 and c["link_structured_linked"] == 1
+    edges = _by_id(read_jsonl(r.out / "causal_kg_pairs.jsonl", KGEdge))
+    # the infobox: explosion (cause field) -> the page's event, its class from the categories
+    m = edges["Q179057_Q3839081"].mentions[0]
+    assert m.source == m.extractor == "wikipedia_infobox" and m.model == "cause"
+    assert m.sentence.text.startswith("Chernobyl disaster | cause = Inadvertent explosion")
+    assert m.sentence.text[m.cause.start - m.sentence.start: m.cause.end - m.sentence.start] == m.cause.text
+    assert m.assertion is None
+    # prose mentions carry what was read about them; nothing negated or reversed got through
+    prose = [m for e in edges.values() for m in e.mentions if m.source == "sentence"]
+    assert prose and all(m.assertion is not None and not (m.assertion.negated or m.assertion.reversed) for m in prose)
+    assert all(e.schema_version == "1.1" and 0.0 < e.confidence < 1.0 for e in edges.values())
+    # kg.drop = [] keeps the pairs, flagged; kg.min_confidence filters edges
+    cfg2 = _cfg(tmp_path, **{"kg.drop": [], "kg.structured": [], "paths.data": str(tmp_path / "d2")})
+    r2 = A.assemble(cfg2, extractions=ext, corpus=corpus, concepts=concepts, linker=lk)
+    assert r2.counts["link_unasserted_dropped"] == 0 and r2.counts["link_structured_pairs"] == 0
+    top = max(e.confidence for e in edges.values())
+    cfg3 = _cfg(tmp_path, **{"kg.min_confidence": top, "paths.data": str(tmp_path / "d3")})
+    r3 = A.assemble(cfg3, extractions=ext, corpus=corpus, concepts=concepts, linker=lk)
+    kept = list(read_jsonl(r3.out / "causal_kg_pairs.jsonl", KGEdge))
+    assert kept and len(kept) < len(edges) and all(e.confidence >= top for e in kept if e.mentions)
+    assert r3.counts["aggregate_below_min_confidence"] == len(edges) - len(kept)
