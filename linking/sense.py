@@ -53,7 +53,17 @@ BOUNDARY = {
     "that", "which", "who", "whom", "whose", "where", "when", "while", "as", "and", "or", "but", "than",
     "was", "were", "is", "are", "be", "been", "being", "has", "had", "have", "did", "does", "do",
     "caused", "led", "resulted", "produced", "triggered", "including", "such", "like", "about",
+    "within", "without", "near", "inside", "outside", "throughout", "toward", "towards", "upon", "via", "per",
+    "amid", "along", "beyond", "behind", "despite", "except", "because", "due", "can", "could", "may", "might",
+    "will", "would", "should", "must", "equivalent", "similar", "comparable", "there", "here",
 }
+# Heads that are a quantity, a part or a kind of what follows "of": "the rapid series of power
+# failures", "the effects of the tsunami", "the level of damage".
+OF_HEADS = {"series", "wave", "waves", "spate", "number", "numbers", "string", "chain", "round", "rounds", "bout",
+            "bouts", "period", "periods", "episode", "episodes", "amount", "amounts", "level", "levels", "extent",
+            "scale", "lot", "lots", "kind", "kinds", "type", "types", "form", "forms", "act", "acts", "case", "cases",
+            "effect", "effects", "impact", "impacts", "consequence", "consequences", "outbreak", "outbreaks",
+            "threat", "risk", "state", "sense", "wake", "aftermath", "result", "results", "part", "rest", "site"}
 STOP = {"the", "a", "an", "of", "and", "or", "in", "on", "at", "to", "for", "by", "with", "from", "into", "as", "s", "its",
         "their", "his", "her"}
 # Modifiers that do not change what the head names.
@@ -87,7 +97,7 @@ GENERIC_HEADS = {
 }
 # Heads that only count or frame what their modifiers name: "tsunami waves", "bombing incident".
 LIGHT_HEADS = {"wave", "waves", "incident", "incidents", "event", "events", "episode", "episodes", "outbreak",
-               "outbreaks", "case", "cases", "spate", "series"}
+               "outbreaks", "case", "cases", "spate", "series", "effect", "effects"}
 # Generic heads that are also the name of a well-defined effect class: they link on exact
 # match without the context test (a death is a death).
 CLEAR_GENERIC = {"damage", "loss", "losses", "death", "deaths", "collapse", "destruction", "violence",
@@ -95,6 +105,20 @@ CLEAR_GENERIC = {"damage", "loss", "losses", "death", "deaths", "collapse", "des
                  "tensions", "tragedy"}
 
 _WORD = re.compile(r"[a-z0-9]+")
+
+
+def forms(word: str) -> set[str]:
+    """The forms a word is compared by: its stem, and the word without a final "s" (the stem
+    keeps "crisis", "tsunamis" needs the plain cut)."""
+    w = word.lower()
+    out = {stem(w), w}
+    if w.endswith("s") and len(w) > 3:
+        out.add(w[:-1])
+    return out
+
+
+def _match(a: str, bs: set[str]) -> bool:
+    return bool(forms(a) & bs)
 
 
 def stem(word: str) -> str:
@@ -130,15 +154,30 @@ def parse(phrase: str) -> Parsed:
     """The first noun group of a normalised phrase: its head and modifiers."""
     ws = words(normalise(phrase).text or phrase)
     group: list[str] = []
-    for w in ws:
+    i = 0
+    while i < len(ws):
+        w = ws[i]
         if w in BOUNDARY and group:
+            # "the rapid series of power failures": the group after "of" is the one that counts
+            if w == "of" and group[-1] in OF_HEADS and i + 1 < len(ws):
+                group = []
+                i += 1
+                continue
             break
-        if w in BOUNDARY:
-            continue
-        group.append(w)
+        if w not in BOUNDARY and w not in STOP:
+            group.append(w)
+        i += 1
     head = group[-1] if group else None
-    return Parsed(stem(head) if head else None, head, tuple(group[:-1]),
-                  frozenset(stem(w) for w in ws if w not in STOP), len(ws))
+    stems = frozenset(f for w in ws if w not in STOP for f in forms(w))
+    return Parsed(stem(head) if head else None, head, tuple(group[:-1]), stems, len(ws))
+
+
+def _original_modifiers(phrase: str, p: Parsed) -> list[str]:
+    """The phrase's modifiers as written (case kept), the first word of the phrase excluded
+    (sentence-initial capitals say nothing)."""
+    raw = re.findall(r"[A-Za-z0-9]+", phrase)
+    low = {m for m in p.modifiers}
+    return [w for i, w in enumerate(raw) if i > 0 and w.lower() in low]
 
 
 def core(phrase: str) -> str:
@@ -176,22 +215,26 @@ class SenseCheck:
         c = self.concepts.get(cand.qid, {})
         surface_words = [w for w in words(cand.surface) if w not in STOP]
         label_words = [w for w in words(c.get("label") or cand.label or "") if w not in STOP]
-        surface_stems = {stem(w) for w in surface_words}
-        label_stems = {stem(w) for w in label_words}
+        surface_stems = {f for w in surface_words for f in forms(w)}
+        label_stems = {f for w in label_words for f in forms(w)}
         sim = float((cand.model_extra or {}).get("similarity", cand.score))
         exact = cand.match == "exact"
         if not exact:
-            head_ok = p.head in surface_stems or p.head in label_stems
-            # "tsunami waves" -> tsunami: a light head whose modifiers are the concept
-            light = (p.head_word in LIGHT_HEADS and bool(p.modifiers)
-                     and {stem(w) for w in surface_words} == {stem(m) for m in p.modifiers})
+            head_ok = _match(p.head_word, surface_stems) or _match(p.head_word, label_stems)
+            # "tsunami waves" -> tsunami: a light head whose modifiers name the concept
+            mod_forms = {f for m in p.modifiers for f in forms(m)}
+            light = (p.head_word in LIGHT_HEADS and bool(p.modifiers) and bool(surface_words)
+                     and all(_match(w, mod_forms) for w in surface_words))
             if not head_ok and not light:
                 if sim < self.strong:
                     return f"head '{p.head_word}' not in '{cand.surface}'"
                 # a synonym ("temblor" -> earthquake): nothing more to compare word by word
             else:
-                extra = [w for w in surface_words if stem(w) not in p.all_stems]
-                if extra:
+                extra = [w for w in surface_words if not _match(w, set(p.all_stems))]
+                # a named modifier ("the Krakatoa eruption") makes the phrase an instance: a
+                # class that adds a kind word of its own ("volcanic eruption") may stand for it
+                named = any(m[:1].isupper() for m in _original_modifiers(phrase, p))
+                if extra and not (named and c.get("kind", cand.kind) == "class" and head_ok):
                     return f"'{cand.surface}' adds {', '.join(extra)}"
         # generic one-word phrases: only when the sentence is about the concept
         single = p.n_words == 1 or (not p.modifiers and len(surface_words) == 1)

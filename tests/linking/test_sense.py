@@ -86,8 +86,10 @@ def test_links_that_mean_the_phrase_are_kept_first(checked, phrase, label):
 
 
 def test_parse_finds_the_head_of_the_first_noun_group():
-    p = parse("the leading wave of the tsunami")
-    assert p.head_word == "wave" and p.modifiers == ("leading",)
+    p = parse("the leading wave of the tsunami")  # a wave of X is X
+    assert p.head_word == "tsunami"
+    p = parse("the initial depression of the sea")
+    assert p.head_word == "depression" and p.modifiers == ("initial",)
     p = parse("no one was killed")
     assert p.head_word == "one"
     assert stem("flooding") == stem("floods") == "flood" and stem("casualties") == "casualty"
