@@ -2,6 +2,7 @@
 
     python -m bench edges            # figures of data/kg beside the baseline KG's, the curve
     python -m bench edges --fit      # also refit kg/confidence.py's WEIGHTS on the judged edges
+    python bench/bench_edges.py --kg data/other/causal_kg_pairs.jsonl   # another KG
 
 Inputs: ``data/kg/causal_kg_pairs.jsonl`` (the KG of ``make kg``), the judgements
 ``tests/fixtures/judged/judgements.jsonl`` (keyed by cause QID, effect QID, sentence; rubric in
@@ -68,6 +69,8 @@ def main(argv: list[str] | None = None) -> None:
 
     argv = sys.argv[1:] if argv is None else argv
     kg_path = REPO / "data" / "kg" / "causal_kg_pairs.jsonl"
+    if "--kg" in argv:
+        kg_path = Path(argv[argv.index("--kg") + 1])
     judgements = load(JUDGED)
     base = base_kg_pairs(BASE_KG)
     rows = []
@@ -76,17 +79,17 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(row)
     if not kg_path.is_file():
         print(f"no KG at {kg_path}: run make kg first\n")
-        print(render_table(rows, list(rows[0]) if rows else ["kg"], "md"))
+        print(render_table(rows, list(rows[0]) if rows else ["kg"], "md", floatfmt=".4g"))
         return
     edges = _edges(kg_path)
     rep, row = figures("current data/kg", edges, judgements, base)
     rows.append(row)
     print(f"{len(judgements)} judged evidence items in {JUDGED.relative_to(REPO)}\n")
     print("### Edges supported by their evidence (targets: >= 80% supported, >= 90% plausible, >= 40 supported, >= 10 confirmed)\n")
-    print(render_table(rows, list(rows[0]), "md"))
+    print(render_table(rows, list(rows[0]), "md", floatfmt=".4g"))
     print("\n### Precision / size over kg.min_confidence (current KG, judged edges)\n")
     cv = curve(edges, rep)
-    print(render_table(cv, list(cv[0]), "md"))
+    print(render_table(cv, list(cv[0]), "md", floatfmt=".4g"))
     judged = [e for e in edges if rep.per_edge[e.edge_id].get("judged")]
     by_id = {e.edge_id: e for e in edges}
     if judged:
@@ -95,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
         cal = [{"confidence bin": f"{lo:.1f}-{hi:.1f}", "mean confidence": round(m, 3), "supported rate": round(o, 3),
                 "edges": n} for lo, hi, m, o, n in calibration(probs, labels)]
         print("\n### Calibration of the confidence on the judged edges\n")
-        print(render_table(cal, list(cal[0]), "md"))
+        print(render_table(cal, list(cal[0]), "md", floatfmt=".4g"))
         if "--fit" in argv:
             # every judged edge of the baseline and the current KG, once per edge id
             pool = {e.edge_id: (e, rep.per_edge[e.edge_id]["supported"]) for e in judged}
@@ -113,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
             w = fit(feats, [int(s) for _, s in pool.values()])
             print(f"\nrefitted on {len(pool)} judged edges (features {', '.join(FEATURES)}):\nWEIGHTS = {w}\n")
     if rep.unjudged:
-        todo = REPO / "data" / "kg" / "judge_todo.jsonl"
+        todo = kg_path.parent / "judge_todo.jsonl"
         todo.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in todo_records(rep.unjudged)),
                         encoding="utf-8")
         print(f"\n{len(rep.unjudged)} evidence items not judged yet (templates in {todo.relative_to(REPO)}):")

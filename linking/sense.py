@@ -100,7 +100,7 @@ LIGHT_HEADS = {"wave", "waves", "incident", "incidents", "event", "events", "epi
                "outbreaks", "case", "cases", "spate", "series", "effect", "effects"}
 # Generic heads that are also the name of a well-defined effect class: they link on exact
 # match without the context test (a death is a death).
-CLEAR_GENERIC = {"damage", "loss", "losses", "death", "deaths", "collapse", "destruction", "violence",
+CLEAR_GENERIC = {"damage", "loss", "losses", "death", "deaths", "destruction", "violence",
                  "unrest", "failure", "failures", "crisis", "conflict", "disaster", "accident", "tension",
                  "tensions", "tragedy"}
 
