@@ -352,17 +352,37 @@ def page_event_links(
     (``_page_event``), not to whatever the bare word is most similar to."""
     from causalkg.linking.sense import parse, stem
 
-    cache: dict = {}
-    out = list(results)
+    from causalkg.kg.extractors.structured import event_phrases
+
+    wanted: list[int] = []
     for i, (ph, d) in enumerate(zip(phrases, doc_ids)):
         doc = docs.get(d)
         if doc is None or not doc.title:
             continue
         p = parse(ph)
-        words = doc.title.replace("–", " ").split()
+        words = doc.title.replace("\u2013", " ").split()
         if p.head is None or p.modifiers or p.n_words > 2 or not words or stem(words[-1].lower()) != p.head:
             continue
-        ev = _page_event(doc, linker, sense, cache)
+        wanted.append(i)
+    out = list(results)
+    if not wanted:
+        return out
+    # every page event of the shard in one linker call
+    keys = sorted({(docs[doc_ids[i]].title, docs[doc_ids[i]].categories) for i in wanted})
+    flat = [(key, j, ph) for key in keys for j, ph in enumerate(event_phrases({"title": key[0], "categories": list(key[1])}))]
+    res = linker.link([ph for _, _, ph in flat], k=3) if flat else []
+    if sense is not None and flat:
+        res = sense.filter([ph for _, _, ph in flat], res, [None] * len(flat))
+    event: dict = {}
+    for (key, j, _), cands in zip(flat, res):
+        if key in event:
+            continue
+        usable = cands if j == 0 else [c for c in cands if c.match == "exact" and c.kind == "class"]
+        if usable:
+            event[key] = usable[0]
+    for i in wanted:
+        doc = docs[doc_ids[i]]
+        ev = event.get((doc.title, doc.categories))
         if ev is not None:
             out[i] = [ev.model_copy(update={"page_event": True})] + [c for c in results[i] if c.qid != ev.qid]
             counts.page_event_links += 1
