@@ -160,3 +160,31 @@ def test_training_data_must_exist(tmp_path):
     cfg = load_config(search_cwd=False, overrides={"extract.train_data": str(tmp_path / "nothing")})
     with pytest.raises(ConfigError, match="QA training data not found"):
         train_qa(cfg, output=tmp_path / "m")
+
+
+def test_inference_formats_resolve_by_device():
+    from causalkg.kg.qa_decode import inference_dtype
+
+    assert inference_dtype("auto", "cpu") == "int8" and inference_dtype("auto", "cuda:0") == "float16"
+    assert inference_dtype("int8", "cuda") == "float32"  # dynamic quantization is CPU-only
+    assert inference_dtype("float16", "cpu") == "float32" and inference_dtype("bfloat16", "cuda") == "bfloat16"
+    with pytest.raises(ConfigError, match="extract.dtype must be one of"):
+        inference_dtype("int4", "cpu")
+
+
+def test_int8_model_quantizes_every_linear_layer_and_answers_like_float32(tiny_dir, gold):
+    import torch
+
+    f32 = QAModel(str(tiny_dir), batch_size=4, device="cpu")
+    q8 = QAModel(str(tiny_dir), batch_size=4, device="cpu", dtype="int8")
+    assert f32.dtype == "float32" and q8.dtype == "int8"
+    linear = [m for m in f32.model.modules() if isinstance(m, torch.nn.Linear)]
+    still_float = [m for m in q8.model.modules() if type(m) is torch.nn.Linear]
+    assert linear and not still_float
+    contexts = [r["text"] for r in gold]
+    a, b = (m.answer(["What is the cause?"] * len(contexts), contexts) for m in (f32, q8))
+    # The same contract (spans slice their context); values may move a little with int8.
+    for ans, ctx in zip(b, contexts):
+        assert ans is None or ctx[ans.start : ans.end] == ans.text
+    assert sum(x is not None for x in b) >= len(contexts) // 2
+    assert sum(x is not None for x in a) >= len(contexts) // 2

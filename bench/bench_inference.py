@@ -1,0 +1,59 @@
+"""Model inference formats on CPU: float32 against int8 (dynamic quantization), same model,
+same inputs, same run.
+
+    python -m bench inference
+
+Input: the validation split ``snapshots/qa-training/val.jsonl`` (CNC and SemEval sentences never
+trained on), every sentence read (no candidate filter), asked the unanchored questions by the QA
+extractor with the trained model in ``models/causal-qa`` (trained first when missing). Prints,
+per format: features (questions and their overflow windows) per second, forward passes, the
+cause/effect macro F1 (exact and token-overlap) and its difference to float32, and how many
+extracted pairs differ. The issue's bar is 3x the float32 questions/s at +-0.5 F1.
+"""
+
+from __future__ import annotations
+
+import os
+
+from bench import timed
+from bench.bench_extract import _cfg, ensure_model, score, val_documents
+from causalkg.tables import render_table
+
+
+def main() -> None:
+    import torch
+
+    from causalkg.kg.extract import make_segmenter
+    from causalkg.kg.extractors.qa import QAExtractor
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    model_dir = ensure_model()
+    items = val_documents(make_segmenter(_cfg()))
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs; "
+          f"{len(items)} validation sentences, all read\n")
+    rows, base, base_pairs = [], None, None
+    for dtype in ("float32", "int8"):
+        ext = QAExtractor(_cfg(qa_model=str(model_dir), candidates_only=False, dtype=dtype))
+        ext.extract([items[0][0]])  # warm-up: first-call allocations are not the format's cost
+        ext.qa.calls = ext.qa.features = 0
+        with timed() as t:
+            row, _ = score(ext, items)
+        pairs = {(r["doc_id"], r["cause"]["text"], r["effect"]["text"]) for r in ext.extract([d for d, _, _ in items])}
+        feats = ext.qa.features
+        rate = feats / t.seconds if t.seconds else float("inf")
+        if base is None:
+            base, base_pairs = (rate, row), pairs
+        rows.append({
+            "format": ext.qa.dtype, "features": feats, "forward passes": ext.qa.calls,
+            "s": round(t.seconds, 1), "features/s": round(rate, 1), "ratio": round(rate / base[0], 2),
+            "macro F1 exact": row["macro F1 exact"], "macro F1 overlap": row["macro F1 overlap"],
+            "d F1 overlap": round(row["macro F1 overlap"] - base[1]["macro F1 overlap"], 2),
+            "pairs changed": len(pairs ^ base_pairs),
+        })
+    print(render_table(rows, None, "md", floatfmt=".1f"))
+    print()
+
+
+if __name__ == "__main__":
+    main()
