@@ -36,6 +36,7 @@ import numpy as np
 
 from causalkg.config import Config
 from causalkg.contracts import Concept
+from causalkg.distributed import engine_of
 from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, read_jsonl, write_jsonl
 from causalkg.manifest import MANIFEST_NAME, build_manifest, file_sha256, read_manifest, write_manifest
@@ -292,6 +293,25 @@ def build_index(
     return _build(cfg, settings, folder, path, reasons, lenient=lenient)
 
 
+class EncodeWorker:
+    """A Ray actor of the ``ray`` engine: loads the encoder once, embeds chunks of texts."""
+
+    def __init__(self, model: str, device: str, batch_size: int):
+        from causalkg.linking.encoder import create_encoder
+
+        self.encoder = create_encoder(model, device=device, batch_size=batch_size)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return self.encoder.encode(texts)
+
+
+class _Described:
+    """The encoder's path and fingerprint for the manifest, when the actors did the encoding."""
+
+    def __init__(self, path: str, fingerprint: str):
+        self.path, self.fingerprint = path, fingerprint
+
+
 def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[str], *, lenient: bool) -> dict[str, Any]:
     from causalkg.linking.encoder import create_encoder
 
@@ -311,15 +331,34 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
         raise SourceError(f"{path}: no concept with a label or alias", hint="run causalkg corpus build")
     t_read = time.perf_counter() - t0
 
-    encoder = create_encoder(lk["model"], device=lk["device"], batch_size=int(lk["batch_size"]))
     texts = [s["surface"] for s in vocab.surfaces]
     t1 = time.perf_counter()
     parts = []
+    chunks = [texts[start:start + EMBED_CHUNK] for start in range(0, len(texts), EMBED_CHUNK)]
+    ray_stats = None
     with progress(total=len(texts), desc="embedding surface forms", unit="form", mode=cfg.get("run.progress", "auto")) as bar:
-        for start in range(0, len(texts), EMBED_CHUNK):
-            chunk = texts[start:start + EMBED_CHUNK]
-            parts.append(encoder.encode(chunk))
-            bar.update(len(chunk))
+        if engine_of(cfg) == "ray":
+            # run.engine = "ray": the chunks go to a pool of encoder actors (one model load each,
+            # a GPU each when the cluster has them); vectors come back in chunk order.
+            from causalkg.distributed import ActorPool, RaySettings, RayStats
+            from causalkg.linking.encoder import model_fingerprint, resolve_model_path
+
+            ray_stats = RayStats()
+            pool = ActorPool(EncodeWorker, (lk["model"], lk["device"], int(lk["batch_size"])),
+                             RaySettings.from_config(cfg), stats=ray_stats)
+            try:
+                for chunk, vecs in pool.map_ordered("encode", chunks, lambda c: (c,),
+                                                    what=lambda c: f"a chunk of {len(c)} surface forms"):
+                    parts.append(vecs)
+                    bar.update(len(chunk))
+            finally:
+                pool.close()
+            encoder = _Described(resolve_model_path(lk["model"]), model_fingerprint(lk["model"]))
+        else:
+            encoder = create_encoder(lk["model"], device=lk["device"], batch_size=int(lk["batch_size"]))
+            for chunk in chunks:
+                parts.append(encoder.encode(chunk))
+                bar.update(len(chunk))
     vectors = np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
     t_embed = time.perf_counter() - t1
 
@@ -363,6 +402,8 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
                                     "mtime_ns": st.st_mtime_ns, "sha256": sha}},
             "index": {"model": lk["model"], "model_fingerprint": encoder.fingerprint, "settings": settings,
                       "metric": "inner_product", "normalised": True},
+            "engine": "ray" if ray_stats is not None else "local",
+            **({"ray": ray_stats.to_dict()} if ray_stats is not None else {}),
         },
     )
     write_manifest(folder, manifest)

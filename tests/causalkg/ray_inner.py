@@ -108,3 +108,20 @@ def test_inner_a_stopped_driver_resumes_from_finished_shards(world, cluster):
     result = extract(cfg)  # the fault is gone: the rerun does the rest only
     assert result.counts["shards_resumed"] == len(done) >= 3
     assert result.output.read_bytes() == local_out.read_bytes()
+
+
+def test_inner_link_build_is_the_same_on_ray(world, cluster):
+    from causalkg.linking.index import build_index
+
+    root, info = world
+    local = cfg_for(root, info, "local")
+    ray_cfg = cfg_for(root, info, "ray", **{"run.engine": "ray"})
+    concepts = root / "local" / "data" / "wikidata" / "concepts.jsonl"
+    build_index(local, concepts_path=concepts)
+    result = build_index(ray_cfg, concepts_path=concepts)
+    assert result["built"]
+    a, b = root / "local" / "data" / "linking", root / "ray" / "data" / "linking"
+    for name in ("index.faiss", "surfaces.jsonl", "concepts.jsonl"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    manifest = json.loads((b / "manifest.json").read_text())
+    assert manifest["engine"] == "ray" and manifest["ray"]["tasks"] >= 1
