@@ -34,7 +34,7 @@ from causalkg.errors import CausalKGError
 from causalkg.testing.wdqs_server import WDQSServer
 from causalkg.testing.world import WIKIDATA_NAME, make_world
 
-SIZES = (2000, 8000, 32000)
+SIZES = (2000, 8000, 16000)
 PAGE = 100
 LIMIT_S = 3.0
 ROW_COST_S = 5e-4
