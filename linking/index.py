@@ -304,6 +304,9 @@ class EncodeWorker:
     def encode(self, texts: list[str]) -> np.ndarray:
         return self.encoder.encode(texts)
 
+    def identity(self) -> tuple[str, str]:
+        return self.encoder.path, self.encoder.fingerprint
+
 
 class _Described:
     """The encoder's path and fingerprint for the manifest, when the actors did the encoding."""
@@ -341,19 +344,18 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
             # run.engine = "ray": the chunks go to a pool of encoder actors (one model load each,
             # a GPU each when the cluster has them); vectors come back in chunk order.
             from causalkg.distributed import ActorPool, RaySettings, RayStats
-            from causalkg.linking.encoder import model_fingerprint, resolve_model_path
 
             ray_stats = RayStats()
             pool = ActorPool(EncodeWorker, (lk["model"], lk["device"], int(lk["batch_size"])),
                              RaySettings.from_config(cfg), stats=ray_stats)
             try:
+                encoder = _Described(*pool.ray.get(pool.actors[0].identity.remote()))
                 for chunk, vecs in pool.map_ordered("encode", chunks, lambda c: (c,),
                                                     what=lambda c: f"a chunk of {len(c)} surface forms"):
                     parts.append(vecs)
                     bar.update(len(chunk))
             finally:
                 pool.close()
-            encoder = _Described(resolve_model_path(lk["model"]), model_fingerprint(lk["model"]))
         else:
             encoder = create_encoder(lk["model"], device=lk["device"], batch_size=int(lk["batch_size"]))
             for chunk in chunks:
