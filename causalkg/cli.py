@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 from causalkg import __version__
 from causalkg.config import Config, load_config, parse_assignment
+from causalkg.deadline import stage_deadline
 from causalkg.errors import CausalKGError, ConfigError
 from causalkg.jsonl import allowing_empty_outputs
 from causalkg.options import add_format
@@ -155,7 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # transformers and huggingface_hub draw bars of their own ("Loading weights", ...):
             # keep them to terminals like ours. Read when they are first imported, i.e. later.
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        with allowing_empty_outputs(bool(getattr(args, "force", False))):
+        with allowing_empty_outputs(bool(getattr(args, "force", False))), \
+                stage_deadline(float(cfg.get("run.network_deadline", 0) or 0)):
             status = handler(args, cfg)
         return int(status or 0)
     except CausalKGError as exc:

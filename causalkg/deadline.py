@@ -17,10 +17,16 @@ reset connection, a read timeout) was the deadline, so it can report it as such 
 ``Retry(..., timeout=True)``, and ``DeadlineExceeded`` when retries run out). The deadline of
 the request running in this thread (or task) is found through a context variable, so one
 client object may serve many threads at once.
+
+A stage deadline (``run.network_deadline``, set by the CLI with ``stage_deadline``) bounds all
+the requests of a command together, retries and their waits included: each request's deadline
+is cut to the time the stage has left, and once it has passed ``call_with_retries`` stops with
+``DeadlineExceeded`` instead of trying again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import http.client
 import importlib
@@ -28,9 +34,33 @@ import socket
 import threading
 import time
 import urllib.request
-from typing import Any
+from typing import Any, Iterator
 
 _current: contextvars.ContextVar["Deadline | None"] = contextvars.ContextVar("causalkg_deadline", default=None)
+# The stage deadline is process-wide (monotonic end time, seconds): requests run in pool threads,
+# which do not inherit context variables.
+_stage: tuple[float, float] | None = None  # (end, seconds)
+
+
+@contextlib.contextmanager
+def stage_deadline(seconds: float | None) -> Iterator[None]:
+    """Bound every request made inside the block, together, by ``seconds`` (None or <= 0: no
+    bound)."""
+    global _stage
+    previous = _stage
+    if seconds is not None and float(seconds) > 0:
+        _stage = (time.monotonic() + float(seconds), float(seconds))
+    try:
+        yield
+    finally:
+        _stage = previous
+
+
+def stage_remaining() -> tuple[float, float] | None:
+    """``(seconds left, seconds in all)`` of the stage deadline, or None when there is none."""
+    if _stage is None:
+        return None
+    return max(0.0, _stage[0] - time.monotonic()), _stage[1]
 
 
 class Deadline:
@@ -46,6 +76,9 @@ class Deadline:
         self._token: contextvars.Token | None = None
 
     def __enter__(self) -> "Deadline":
+        stage = stage_remaining()
+        if stage is not None:
+            self.seconds = max(0.001, min(self.seconds, stage[0]))
         self.end = time.monotonic() + self.seconds
         self._timer = threading.Timer(self.seconds, self._fire)
         self._timer.daemon = True
@@ -215,5 +248,5 @@ def bound_httpx_client(client: Any) -> Any:
     return client
 
 
-__all__ = ["Deadline", "current", "deadline_opener", "bound_httpx_client", "DeadlineHTTPHandler",
+__all__ = ["Deadline", "current", "stage_deadline", "stage_remaining", "deadline_opener", "bound_httpx_client", "DeadlineHTTPHandler",
            "DeadlineHTTPSHandler"]

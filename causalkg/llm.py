@@ -183,12 +183,12 @@ class ChatClient:
         with Deadline(self.timeout) as deadline:
             try:
                 result = self._attempt_once(request)
-            except (Retry, SourceError):
-                if not deadline.expired:
+            except (Retry, SourceError) as exc:
+                if not (deadline.expired or getattr(exc, "timeout", False)):
                     raise
                 result = None
         if result is None:
-            raise Retry(f"no complete answer within {self.timeout:g}s (request deadline)", timeout=True)
+            raise Retry(f"no complete answer within {deadline.seconds:.3g}s (request deadline)", timeout=True)
         return result
 
     def _attempt_once(self, request: ChatRequest) -> ChatResult:
@@ -209,7 +209,7 @@ class ChatClient:
                 hint="check llm.model, llm.base_url and the API key",
             ) from None
         except oa.APITimeoutError:
-            raise Retry(f"no complete answer within {self.timeout:g}s (request deadline)", timeout=True) from None
+            raise Retry("read timeout", timeout=True) from None  # reworded by _attempt
         except oa.APIConnectionError as exc:
             raise Retry(f"connection failed ({_short(str(exc.__cause__ or exc))})") from None
         except (json.JSONDecodeError, oa.APIResponseValidationError, ValueError) as exc:

@@ -71,6 +71,21 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def _check_stage(what: str, last: Retry | None, *, passed: bool = False) -> None:
+    """Raise DeadlineExceeded when the stage deadline (``run.network_deadline``) has passed
+    (or, with ``passed``, would pass during the next wait)."""
+    from causalkg.deadline import stage_remaining
+
+    stage = stage_remaining()
+    if stage is None or (stage[0] > 0 and not passed):
+        return
+    after = f" (last attempt: {last.reason})" if last is not None else ""
+    raise DeadlineExceeded(
+        f"{what}: the network deadline of the command (run.network_deadline = {stage[1]:g}s) "
+        f"{'leaves no time for another attempt' if passed and stage[0] > 0 else 'has passed'}{after}",
+        hint="raise run.network_deadline, or set it to 0 for none")
+
+
 def call_with_retries(
     attempt: Callable[[], T],
     policy: RetryPolicy,
@@ -84,8 +99,11 @@ def call_with_retries(
     ``what`` names the request and endpoint for the final error (``SourceError``), e.g.
     ``"query 'instances of Q7944' at https://query.wikidata.org/sparql"``.
     """
+    from causalkg.deadline import stage_remaining
+
     last: Retry | None = None
     for n in range(policy.max_retries + 1):
+        _check_stage(what, last)
         try:
             return attempt()
         except Retry as exc:
@@ -93,6 +111,9 @@ def call_with_retries(
             if n == policy.max_retries:
                 break
             wait = policy.delay(n, exc.after)
+            stage = stage_remaining()
+            if stage is not None and wait >= stage[0]:
+                _check_stage(what, last, passed=True)
             log.warning("%s: %s; retry %d/%d in %.1fs", what, exc.reason, n + 1, policy.max_retries, wait)
             if on_retry is not None:
                 on_retry(n + 1, exc, wait)

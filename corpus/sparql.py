@@ -241,7 +241,7 @@ class SPARQLClient:
                     raise
                 doc = None
         if doc is None:
-            raise Retry(f"no complete answer within {timeout:g}s (request deadline)", timeout=True)
+            raise Retry(f"no complete answer within {deadline.seconds:.3g}s (request deadline)", timeout=True)
         return doc
 
     def _open(self, wrapper: SPARQLWrapper, timeout: float) -> bytes:

@@ -133,7 +133,7 @@ class GraphStoreClient:
                 except (Retry, StoreError):
                     if not deadline.expired:
                         raise
-            raise Retry(f"no complete answer within {self.timeout:g}s (request deadline)", timeout=True)
+            raise Retry(f"no complete answer within {deadline.seconds:.3g}s (request deadline)", timeout=True)
 
         def attempt_once() -> Response:
             self.requests += 1

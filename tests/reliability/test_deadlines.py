@@ -9,6 +9,7 @@ under a watchdog thread set far above the deadline (60 s), which must never be w
 from __future__ import annotations
 
 import json
+import re
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -152,3 +153,39 @@ def test_graph_store_client_gives_up_on_a_trickling_store():
         assert str(exc).startswith(f"PUT <http://example.org/g> at {proxy.url('/store')} failed after 2 attempts: "
                                    f"no complete answer within 1s (request deadline)")
         assert [s.method for s in proxy.seen] == ["PUT", "PUT"]
+
+
+def test_a_network_deadline_bounds_a_whole_command_retries_included(cli, in_tmp):
+    """``run.network_deadline``: with a request timeout of 600 s and 5 retries, a trickling
+    endpoint still ends the command at the command's deadline, with one line."""
+    from causalkg.testing.sparql_server import Fault, SPARQLServer
+
+    with SPARQLServer.from_ntriples_gz(SNAPSHOT) as server:
+        server.always = Fault(trickle=TRICKLE)
+        r = under_watchdog(lambda: cli(
+            "--set", "run.network_deadline=2", "corpus", "build", "--only", "wikidata", "--source", "live",
+            "--set", f"wikidata.endpoint={json.dumps(server.endpoint)}",
+            "--set", "wikidata.timeout=600", "--set", "wikidata.max_retries=5"))
+        assert r.code == 1
+        lines = r.err.strip().splitlines()
+        assert [line for line in lines if line.startswith("error:")] == [lines[-1]], r.err
+        assert f"at {server.endpoint}: the network deadline of the command (run.network_deadline = 2s)" in lines[-1]
+        # the one request got what was left of the 2 s when it started
+        assert re.search(r"last attempt: no complete answer within (1(\.\d+)?|2)s \(request deadline\)", lines[-1])
+        assert len(server.requests) == 1
+
+
+def test_the_network_deadline_stops_retries_of_the_llm_client(openai_server):
+    from causalkg.deadline import stage_deadline
+    from causalkg.llm import ChatClient
+    from causalkg.testing.openai_server import Fault
+
+    openai_server.add_fault(*[Fault(status=503)] * 10)
+    waits: list[float] = []
+    client = ChatClient("test-model", base_url=openai_server.base_url, timeout=600,
+                        policy=RetryPolicy(max_retries=8, base=1000.0, cap=1000.0, jitter=False), sleep=waits.append)
+    with stage_deadline(30):
+        exc = under_watchdog(lambda: client.chat("Is rain a cause of floods?"))
+    assert isinstance(exc, DeadlineExceeded), exc
+    assert "leaves no time for another attempt (last attempt: HTTP 503)" in str(exc)
+    assert waits == [] and openai_server.chat_requests == 1  # a 1000 s backoff does not fit in 30 s
