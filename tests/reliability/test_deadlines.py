@@ -189,3 +189,32 @@ def test_the_network_deadline_stops_retries_of_the_llm_client(openai_server):
     assert isinstance(exc, DeadlineExceeded), exc
     assert "leaves no time for another attempt (last attempt: HTTP 503)" in str(exc)
     assert waits == [] and openai_server.chat_requests == 1  # a 1000 s backoff does not fit in 30 s
+
+
+def test_eval_precision_against_a_trickling_judge_fails_those_pairs_in_bounded_time(cli, in_tmp, openai_server):
+    """The issue's case: ``eval precision`` with ``llm.timeout`` against a judge that trickles.
+    The trickled pair is ``failed`` (never guessed) once its retries are spent, the other is
+    judged, and the command ends with one error line naming the endpoint."""
+    from causalkg.testing.openai_server import Fault
+
+    kg = in_tmp / "kg.jsonl"
+    kg.write_text("".join(json.dumps(x) + "\n" for x in [
+        {"cause": {"label": "earthquake", "id": ["Q7944"]}, "effect": {"label": "tsunami", "id": ["Q8070"]}},
+        {"cause": {"label": "war", "id": ["Q198"]}, "effect": {"label": "famine", "id": ["Q168247"]}},
+    ]), encoding="utf-8")
+    openai_server.add_fault(Fault(trickle=TRICKLE), Fault(trickle=TRICKLE))
+    r = under_watchdog(lambda: cli(
+        "eval", "precision", "--kg", kg, "--judge", "openai:test-model", "--tries", "1",
+        "--set", f"llm.base_url={json.dumps(openai_server.base_url)}", "--set", "llm.timeout=1",
+        "--set", "llm.max_retries=1", "--set", "llm.backoff_base=0", "--set", "llm.backoff_cap=0",
+        "--set", "llm.concurrency=1"))
+    assert r.code == 1
+    lines = r.err.strip().splitlines()
+    assert [line for line in lines if line.startswith("error:")] == [lines[-1]], r.err
+    assert lines[-1].startswith("error: 1 of 2 pairs could not be judged (first error: chat request to "
+                                f"{openai_server.base_url} (model test-model) failed after 2 attempts: "
+                                "no complete answer within 1s (request deadline))")
+    report = json.loads((in_tmp / "data" / "eval" / "precision" / "precision.json").read_text(encoding="utf-8"))
+    full = report["rows"][0]
+    assert (full["pairs"], full["judged"], full["failed"]) == (2, 1, 1)
+    assert openai_server.chat_requests == 3  # the trickled pair twice, the other once
