@@ -167,9 +167,10 @@ class DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
         return self.do_open(_DeadlineHTTPSConnection, req, **kwargs)
 
 
-def deadline_opener(*handlers: Any) -> urllib.request.OpenerDirector:
-    """A urllib opener (with ``handlers`` added) whose connections obey the current Deadline."""
-    return urllib.request.build_opener(DeadlineHTTPHandler(), DeadlineHTTPSHandler(), *handlers)
+def deadline_opener(*handlers: Any, context: Any = None) -> urllib.request.OpenerDirector:
+    """A urllib opener (with ``handlers`` added; give a TLS ``context`` here, not as another
+    HTTPSHandler, which would take over https) whose connections obey the current Deadline."""
+    return urllib.request.build_opener(DeadlineHTTPHandler(), DeadlineHTTPSHandler(context=context), *handlers)
 
 
 # --- httpx / httpcore -------------------------------------------------------------------------
