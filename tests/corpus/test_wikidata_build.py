@@ -72,9 +72,9 @@ def same_as_offline(tmp: Path, offline: dict[str, bytes]) -> None:
 
 def test_live_path_equals_the_offline_build_through_faults_and_pages(server, offline, tmp_path):
     cfg = config(tmp_path, **{"wikidata.endpoint": server.endpoint, "wikidata.page_size": 40,
-                              "wikidata.values_batch": 30, "wikidata.counts": "never", "wikidata.timeout": 0.5})
+                              "wikidata.values_batch": 30, "wikidata.counts": "never", "wikidata.timeout": 2.0})
     # faults spread over the run: on instance pages, fact batches, term batches
-    for n, fault in {3: Fault(status=429, retry_after=4), 20: Fault(status=503), 61: Fault(delay=1.5),
+    for n, fault in {3: Fault(status=429, retry_after=4), 20: Fault(status=503), 61: Fault(delay=5.0),
                      75: Fault(truncate=True), 90: Fault(malformed=True),
                      120: Fault(body=b'{"head": {"vars": []}}'), 150: Fault(status=502)}.items():
         server.schedule(n, fault)
