@@ -8,7 +8,7 @@ import pytest
 
 
 def shown(cli, *args: str) -> dict:
-    r = cli(*args)
+    r = cli(*args, "--format", "json")
     assert r.code == 0, r.err
     return json.loads(r.out)
 
@@ -19,8 +19,7 @@ def shown(cli, *args: str) -> dict:
     ["--set", "llm.timeout=7", "config", "show", "--set", "llm.model=m2"],
     ["--set", "llm.model=m2", "config", "show", "--set", "llm.timeout=7"],
     ["--set", "llm.timeout=1", "--set", "llm.model=m2", "config", "show", "--set", "llm.timeout=7"],
-    ["--set", "llm.model=m1", "config", "show", "--format", "json", "--set", "llm.model=m2",
-     "--set", "llm.timeout=7"],
+    ["--set", "llm.model=m1", "config", "show", "--set", "llm.model=m2", "--set", "llm.timeout=7"],
 ])
 def test_every_set_applies_wherever_it_is(cli, in_tmp, argv):
     cfg = shown(cli, *argv)
