@@ -213,14 +213,16 @@ def export(*, endpoint: str | None = None, sparql_endpoint: str | None = None, g
                   notes=list(r.notes), detail=r)
 
 
-def query(sparql: str, *, store: PathLike | None = None, union: bool = False, cfg: CfgLike = None) -> QueryAnswer:
+def query(sparql: str, *, store: PathLike | None = None, union: bool = False, allow_service: bool = False,
+          cfg: CfgLike = None) -> QueryAnswer:
     """Run a SPARQL query over the embedded store (``causalkg kg query``); the KG's named graph
-    is the default graph unless ``union``. Raises SourceError when the store is missing."""
+    is the default graph unless ``union``. A ``SERVICE`` clause is refused (ConfigError) unless
+    ``allow_service``. Raises SourceError when the store is missing."""
     from causalkg.kg.store import query as _query
 
     if not sparql or not sparql.strip():
         raise ConfigError("no query given", hint="causalkg kg query 'SELECT ...' or --file query.rq")
-    return QueryAnswer(detail=_query(resolve_config(cfg), sparql, store=store, union=union))
+    return QueryAnswer(detail=_query(resolve_config(cfg), sparql, store=store, union=union, allow_service=allow_service))
 
 
 def stats(*, kg: PathLike | None = None, base_kg: PathLike | None = None, level: str = "all", top: int | None = None,

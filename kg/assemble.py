@@ -47,6 +47,7 @@ from causalkg.contracts import (
     ScoreSummary,
     is_qid,
 )
+from causalkg import faults, generations
 from causalkg.errors import ConfigError, SchemaError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, iter_json_lines, read_jsonl, to_json_line, write_json
 from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
@@ -63,6 +64,9 @@ NT_DIR = "nt"
 GRAPHML_FILE = "causal_kg.graphml"
 LINKED_DIR = "linked"
 STATE_FILE = "state.json"
+MANIFEST_FILE = "manifest.json"
+# The documented paths of data/kg/: stable links into the current generation (causalkg.generations).
+OUTPUT_NAMES = (PAIRS_FILE, NESTED_FILE, TURTLE_FILE, NT_DIR, GRAPHML_FILE, MANIFEST_FILE)
 FORMAT_VERSION = "1"  # bump when the linked checkpoints change for the same inputs (relinks everything)
 OUTPUT_VERSION = "2"  # bump when the KG files change for the same mentions (rewrites them, no relinking)
 
@@ -836,11 +840,27 @@ def _iter_shards(path: Path, size: int, *, lenient: bool, stats: ReadStats) -> I
 def _outputs_current(out: Path, manifest: dict | None, fp: str) -> bool:
     if not manifest or manifest.get("fingerprint") != fp:
         return False
-    for rel, sha in (manifest.get("checksums") or {}).items():
-        p = out / rel
-        if not p.is_file() or file_sha256(p) != sha:
-            return False
+    try:
+        generations.verify(out, what="KG files")
+    except generations.MixedSetError:
+        return False
     return True
+
+
+@contextlib.contextmanager
+def reading_kg(folder: str | Path, names: Sequence[str] = (PAIRS_FILE,)) -> Iterator[tuple[Path, dict]]:
+    """``(folder to read, manifest)`` of the KG in ``folder``: its current generation (held
+    against pruning while the block runs), or the folder itself when it was written without
+    generations. The files ``names`` are checked against the manifest's checksums first, so a
+    reader never uses a mix of two builds. Raises SourceError when there is no assembled KG,
+    ``generations.MixedSetError`` when the files do not belong together."""
+    folder = Path(folder)
+    with generations.reading(folder) as view:
+        manifest = read_manifest(view)
+        if manifest is None or manifest.get("stage") != "kg.assemble":
+            raise SourceError(f"no assembled KG in {folder}", hint="run causalkg kg assemble")
+        generations.verify(view, names, what="KG files")
+        yield view, manifest
 
 
 def assemble(
@@ -903,8 +923,9 @@ def assemble(
                               "linking", "assess", "drop", "sense_check", "structured", "structured_min_link")},
     )
     full_fp = fingerprint(link_fp, OUTPUT_VERSION, _sha(concepts_path), opts)
-    manifest = read_manifest(out_dir)
-    current = _outputs_current(out_dir, manifest, full_fp)
+    with generations.reading(out_dir) as view:
+        manifest = read_manifest(view)
+        current = _outputs_current(view, manifest, full_fp)
     if dry_run:
         state = None
         state_path = out_dir / LINKED_DIR / STATE_FILE
@@ -929,7 +950,14 @@ def assemble(
         # debug, not info: the CLI prints the outcome itself (one line per fact).
         log.debug("the KG in %s is up to date (inputs and settings unchanged); use --force to rebuild", out_dir)
         return AssembleResult(out_dir, True, dict(manifest.get("counts", {})), dict(manifest.get("outputs", {})))
+    with generations.writer_lock(out_dir, "kg assemble"):
+        return _assemble_locked(cfg, opts, out_dir, source, linked, corpus_path, concepts_path, linking_manifest,
+                                link_fp, full_fp, linker=linker, lenient=lenient, hook=hook, t0=t0)
 
+
+def _assemble_locked(cfg: Config, opts: dict[str, Any], out_dir: Path, source: Path, linked: Any, corpus_path: Path,
+                     concepts_path: Path, linking_manifest: Path | None, link_fp: str, full_fp: str, *,
+                     linker: Any, lenient: bool, hook: Hook | None, t0: float) -> AssembleResult:
     concept_table = load_concepts(concepts_path, lenient=lenient)
     notes: list[str] = []
     stats = ReadStats()
@@ -958,7 +986,9 @@ def assemble(
     edges = apply_confidence(edges, opts["min_confidence"], agg)
     timings["aggregate"] = time.perf_counter() - t2
     t3 = time.perf_counter()
-    outputs, checksums, rdf_counts = write_outputs(edges, concept_table, out_dir, opts, verify=bool(cfg["kg"]["verify_rdf"]), hook=hook)
+    gen = generations.begin(out_dir)
+    outputs, checksums, rdf_counts = write_outputs(edges, concept_table, gen.path, opts,
+                                                   verify=bool(cfg["kg"]["verify_rdf"]), hook=hook)
     timings["write"] = time.perf_counter() - t3
     timings["total"] = time.perf_counter() - t0
 
@@ -991,9 +1021,11 @@ def assemble(
         inputs["linking_manifest"] = linking_manifest
     man = build_manifest("kg.assemble", cfg, inputs=inputs, outputs=outputs, counts=all_counts,
                          timings=timings, models=models, notes=notes,
-                         extra={"fingerprint": full_fp, "checksums": checksums, "options": opts,
-                                "graph": cfg["kg"]["graph"]})
-    write_manifest(out_dir, man)
+                         extra={"fingerprint": full_fp, "generation": gen.id, "checksums": checksums,
+                                "options": opts, "graph": cfg["kg"]["graph"]})
+    write_manifest(gen.path, man)
+    faults.point("assemble.before-publish")
+    generations.publish(gen, OUTPUT_NAMES, keep=int(cfg["kg"].get("keep_generations", 2)))
     return AssembleResult(out_dir, False, all_counts, outputs, notes, edges[: int(cfg["kg"]["top"])])
 
 
@@ -1055,6 +1087,7 @@ def _link_all(
             counts.add(c)
             mentions += found
             bar.update(1)
+            faults.point("assemble.shard-linked")
             if hook is not None:
                 hook("shard", {"index": i, "path": str(path), "mentions": len(found)})
     finally:
@@ -1113,6 +1146,7 @@ def write_outputs(
 
     def done(name: str, path: Path) -> None:
         written.append(path)
+        faults.point("assemble.output-written")
         if hook is not None:
             hook("output", {"name": name, "path": str(path)})
 

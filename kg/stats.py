@@ -22,7 +22,7 @@ from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import read_jsonl
 from causalkg.manifest import read_manifest
 from causalkg.tables import render_table
-from causalkg.kg.assemble import PAIRS_FILE, default_paths, edge_rank, kg_dir, read_edges
+from causalkg.kg.assemble import PAIRS_FILE, default_paths, edge_rank, kg_dir, read_edges, reading_kg
 
 LEVELS = ("all", "class", "instance", "mixed")
 
@@ -34,7 +34,11 @@ def load_edges(cfg: Config | None = None, *, kg: str | Path | None = None, level
     if kg is None and cfg is None:
         raise ConfigError("load_edges needs a config or a KG folder")
     folder = Path(kg) if kg is not None else kg_dir(cfg)  # type: ignore[arg-type]
-    return [e for e in read_edges(folder / PAIRS_FILE) if level == "all" or e.level == level]
+    if not (folder / "manifest.json").exists():  # a pairs file of the user's own (or none: SourceError)
+        return [e for e in read_edges(folder / PAIRS_FILE) if level == "all" or e.level == level]
+    # One generation, checked against its manifest: never a mix of two builds.
+    with reading_kg(folder) as (view, _):
+        return [e for e in read_edges(view / PAIRS_FILE) if level == "all" or e.level == level]
 
 
 def to_networkx(edges: Iterable[KGEdge]):
@@ -277,12 +281,10 @@ def summary(cfg: Config, *, kg: str | Path | None = None, top: int | None = None
     from causalkg.kg.store import store_counts
 
     folder = Path(kg) if kg is not None else kg_dir(cfg)
-    manifest = read_manifest(folder)
-    if manifest is None or manifest.get("stage") != "kg.assemble":
-        raise SourceError(f"no assembled KG in {folder}", hint="run causalkg kg assemble")
     n = int(top if top is not None else cfg["kg"]["top"])
     best: list[dict[str, Any]] = []
-    every = {e.edge_id: e for e in read_edges(folder / PAIRS_FILE)}
+    with reading_kg(folder) as (view, manifest):  # one generation, checked: never a mix of two builds
+        every = {e.edge_id: e for e in read_edges(view / PAIRS_FILE)}
     for e in sorted(every.values(), key=edge_rank)[:n]:
         row = _edge_row(e)
         row["evidence"] = evidence_of(e, every)

@@ -6,22 +6,30 @@ graph ``kg.graph``, and the Base KG (``data/wikidata/base_kg.jsonl``) in ``kg.ba
 With an ``endpoint`` it sends the same files to any server speaking the SPARQL 1.1 Graph Store
 HTTP Protocol instead (``kg/graphstore.py``). ``query`` runs SPARQL over the embedded store.
 
-Replacing a graph is atomic: the files are bulk-loaded into a staging graph, then one SPARQL
-update (one transaction) drops the old graph and moves the staging graph into its place, so a
-reader sees the old KG or the new one, never both, and re-exporting never doubles anything.
-``data/store/manifest.json`` records what was loaded; an export whose inputs did not change is
-skipped.
+The embedded store is written as generations (``causalkg.generations``): an export copies the
+current database (``Store.backup``: hard links, cheap) into a new generation folder, replaces the
+graphs there (bulk load into a staging graph, then one update that drops the old graph and moves
+the staging graph into its place), closes it and switches ``data/store/current`` to it in one
+rename. ``data/store/oxigraph`` and ``data/store/manifest.json`` are links into the current
+generation. A published database is never written again, so readers open it read-only beside a
+running export and never see a half-loaded graph or a RocksDB file deleted under them (RocksDB
+does not support read-only handles beside a writer); a killed export leaves only an unpublished
+folder (its staging graph included), which the next export removes. ``manifest.json`` records
+what was loaded; an export whose inputs did not change is skipped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from causalkg import faults, generations
 from causalkg.config import Config
 from causalkg.contracts import BaseKGLine
 from causalkg.errors import ConfigError, SourceError, StoreError
@@ -29,7 +37,7 @@ from causalkg.jsonl import read_jsonl
 from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.tables import render_table
 from causalkg.kg import rdf
-from causalkg.kg.assemble import default_paths, kg_dir
+from causalkg.kg.assemble import MANIFEST_FILE, default_paths, kg_dir, reading_kg
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +89,10 @@ class ExportPlan:
     notes: list[str] = field(default_factory=list)
     sources: dict[str, Path] = field(default_factory=dict)
     tmp: tempfile.TemporaryDirectory | None = None
+    hold: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)  # the KG generation read
 
     def cleanup(self) -> None:
+        self.hold.close()
         if self.tmp is not None:
             self.tmp.cleanup()
             self.tmp = None
@@ -93,22 +103,27 @@ def plan_export(cfg: Config, *, kg: str | Path | None = None, base_kg: str | Pat
     """The graphs an export loads: the KG's N-Triples chunks (from ``kg``'s manifest, default
     ``<paths.data>/kg``) and, when ``with_base_kg`` and the file exists, the Base KG converted to
     N-Triples in a temporary folder. Raises SourceError when the KG was not assembled."""
-    from causalkg.manifest import read_manifest as _read
-
     folder = Path(kg) if kg is not None else kg_dir(cfg)
-    manifest = _read(folder)
-    if manifest is None or manifest.get("stage") != "kg.assemble":
-        raise SourceError(f"no assembled KG in {folder}", hint="run causalkg kg assemble")
-    files = [folder / p for p in (manifest.get("outputs") or {}).get("ntriples", [])]
-    missing = [str(p) for p in files if not p.is_file()]
-    if missing or not files:
-        raise SourceError(f"the KG's N-Triples files are missing: {', '.join(missing) or '(none listed)'}",
-                          hint="run causalkg kg assemble --force")
+    hold = contextlib.ExitStack()
+    try:
+        # The KG's current generation, held (not pruned) until the export is done; its N-Triples
+        # are checked against its manifest, so a mix of two builds is never loaded.
+        view, manifest = hold.enter_context(reading_kg(folder, ()))
+        rels = (manifest.get("outputs") or {}).get("ntriples", [])
+        files = [view / p for p in rels]
+        missing = [str(p) for p in files if not p.is_file()]
+        if missing or not files:
+            raise SourceError(f"the KG's N-Triples files are missing: {', '.join(missing) or '(none listed)'}",
+                              hint="run causalkg kg assemble --force")
+        generations.verify(view, rels, what="KG files")
+    except BaseException:
+        hold.close()
+        raise
     kg_graph = graph or cfg["kg"]["graph"]
     _named_node(kg_graph, "kg.graph")
     plan = ExportPlan([GraphFiles(kg_graph, files, int(manifest["counts"]["triples"]),
                                   fingerprint([file_sha256(p) for p in files]))],
-                      sources={"kg_manifest": folder / "manifest.json"})
+                      sources={"kg_manifest": view / MANIFEST_FILE}, hold=hold)
     if with_base_kg:
         path = Path(base_kg) if base_kg is not None else default_paths(cfg)["base_kg"]
         if path.is_file():
@@ -158,6 +173,7 @@ def load_graph(store: Any, g: GraphFiles) -> int:
             store.remove_graph(staging)
             raise StoreError(f"{path}: Oxigraph cannot parse it: {exc}", hint="run causalkg kg assemble --force") from None
     # Terms printed by pyoxigraph are valid SPARQL IRIs (<...>), escaped by the library.
+    faults.point("export.graph-staged")
     store.update(f"DROP SILENT GRAPH {target} ; MOVE SILENT GRAPH {staging} TO GRAPH {target}")
     n = count_graph(store, g.graph)
     if n != g.triples:
@@ -225,35 +241,69 @@ def export(
         plan.cleanup()
 
 
+STORE_NAMES = ("oxigraph", MANIFEST_FILE)  # the documented paths of data/store/: links into the current generation
+
+
+def is_staging(iri: str) -> bool:
+    """A staging graph's IRI (see ``staging_iri``)."""
+    return iri.endswith(("#staging", "-staging"))
+
+
+@contextlib.contextmanager
+def reading_store(folder: Path) -> Any:
+    """``(database folder, manifest or None)`` of the store's current generation, held against
+    pruning while the block runs; the database of a store written before generations existed
+    is ``folder/oxigraph`` itself."""
+    with generations.reading(folder) as view:
+        yield view / "oxigraph", read_manifest(view)
+
+
 def _export_local(cfg: Config, plan: ExportPlan, folder: Path, force: bool, t0: float) -> ExportResult:
     fp = fingerprint([(g.graph, g.checksum, g.triples) for g in plan.graphs])
-    db = folder / "oxigraph"
-    manifest = read_manifest(folder)
-    if not force and manifest and manifest.get("fingerprint") == fp and db.is_dir():
-        st = _open(db, read_only=True)
+    if not force:
+        with reading_store(folder) as (db, manifest):
+            if manifest and manifest.get("fingerprint") == fp and db.is_dir():
+                st = _open(db, read_only=True)
+                try:
+                    current = {g.graph: count_graph(st, g.graph) for g in plan.graphs}
+                    staging = [g.value for g in st.named_graphs() if is_staging(g.value)]
+                finally:
+                    del st
+                if all(current[g.graph] == g.triples for g in plan.graphs) and not staging:
+                    log.debug("the store in %s is up to date; use --force to reload", folder)  # the CLI says it
+                    return ExportResult(str(folder / "oxigraph"), current, True, plan.notes, time.perf_counter() - t0)
+    with generations.writer_lock(folder, "kg export"):
+        gen = generations.begin(folder)  # removes what a killed export left (staging graph and all)
+        db = gen.path / "oxigraph"
+        with reading_store(folder) as (old, _):
+            if old.is_dir():
+                # The current database, copied (hard links): named graphs loaded by others are kept.
+                src = _open(old, read_only=True)
+                try:
+                    src.backup(str(db))
+                except OSError as exc:
+                    raise StoreError(f"cannot copy the triple store {old}: {exc}") from None
+                finally:
+                    del src
+        st = _open(db)
+        counts: dict[str, int] = {}
         try:
-            current = {g.graph: count_graph(st, g.graph) for g in plan.graphs}
+            for leftover in [g for g in st.named_graphs() if is_staging(g.value)]:
+                st.remove_graph(leftover)  # staging graphs of a store written before generations
+            for g in plan.graphs:
+                counts[g.graph] = load_graph(st, g)
+            st.flush()
         finally:
             del st
-        if all(current[g.graph] == g.triples for g in plan.graphs):
-            log.debug("the store in %s is up to date; use --force to reload", folder)  # the CLI says it
-            return ExportResult(str(db), current, True, plan.notes, time.perf_counter() - t0)
-    folder.mkdir(parents=True, exist_ok=True)
-    st = _open(db)
-    counts: dict[str, int] = {}
-    try:
-        for g in plan.graphs:
-            counts[g.graph] = load_graph(st, g)
-        st.flush()
-    finally:
-        del st
-    seconds = time.perf_counter() - t0
-    write_manifest(folder, build_manifest(
-        "kg.export", cfg, inputs=plan.sources,
-        outputs={"store": "oxigraph", "graphs": counts}, counts={"triples": sum(counts.values())},
-        timings={"total": seconds}, notes=plan.notes, extra={"fingerprint": fp},
-    ))
-    return ExportResult(str(db), counts, False, plan.notes, seconds)
+        seconds = time.perf_counter() - t0
+        write_manifest(gen.path, build_manifest(
+            "kg.export", cfg, inputs=plan.sources,
+            outputs={"store": "oxigraph", "graphs": counts}, counts={"triples": sum(counts.values())},
+            timings={"total": seconds}, notes=plan.notes, extra={"fingerprint": fp, "generation": gen.id},
+        ))
+        faults.point("export.before-publish")
+        generations.publish(gen, STORE_NAMES, keep=int(cfg["kg"].get("keep_generations", 2)))
+    return ExportResult(str(folder / "oxigraph"), counts, False, plan.notes, seconds)
 
 
 # --- queries ---------------------------------------------------------------------------------
@@ -310,21 +360,56 @@ def _term_json(term: Any) -> dict[str, str]:
     return out
 
 
+# Parts of a query where the word "service" is not the SERVICE keyword: strings (long ones
+# first), IRIs, comments, variables and prefixed names (``ex:service``).
+_NOT_KEYWORDS = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*"""'
+    r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'(?:[^'\\\n]|\\.)*'"
+    r'|<[^<>"{}|^`\\\s]*>'
+    r"|#[^\n]*"
+    r"|[?$]\w+"
+    r"|[\w.-]*:[\w.:%-]*"
+)
+_SERVICE = re.compile(r"\bservice\b", re.IGNORECASE)
+_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+
+
+def uses_service(sparql: str) -> bool:
+    """True when the query has a ``SERVICE`` clause (a federated query: Oxigraph would fetch the
+    service over HTTP). SPARQL applies ``\\uXXXX`` escapes before parsing, so they are decoded
+    first; strings, IRIs, comments, variables and prefixed names are skipped."""
+    text = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), sparql)
+    return bool(_SERVICE.search(_NOT_KEYWORDS.sub(" ", text)))
+
+
 def query(cfg: Config, sparql: str, *, store: str | Path | None = None, graph: str | None = None,
-          union: bool = False) -> QueryResult:
+          union: bool = False, allow_service: bool = False) -> QueryResult:
     """Run a SPARQL query over the embedded store (read-only).
 
     The default graph is the KG's named graph (``graph``, default ``kg.graph``); every named
     graph (the Base KG's too) is reachable with ``GRAPH``. ``union``: the default graph is the
     union of all graphs instead. Common prefixes (ck, wd, wdt, rdfs, prov, dcterms, schema, xsd)
-    are predeclared. Raises SourceError when there is no store (run causalkg kg export),
-    ConfigError when the query is not valid SPARQL.
+    are predeclared. A ``SERVICE`` clause (a request to another SPARQL endpoint) is refused
+    unless ``allow_service``: a local query makes no outbound request. The store is read from its
+    current generation, read-only, so a concurrent export does not disturb it.
+    Raises SourceError when there is no store (run causalkg kg export),
+    ConfigError when the query is not valid SPARQL or uses SERVICE without ``allow_service``.
     """
+    if not allow_service and uses_service(sparql):
+        raise ConfigError("the query has a SERVICE clause: local queries make no outbound requests",
+                          hint="pass --allow-service to let this query call other endpoints")
+    folder = Path(store) if store is not None else store_dir(cfg)
+    with reading_store(folder) as (db, _):
+        if not db.is_dir():
+            raise SourceError(f"no triple store in {folder / 'oxigraph'}", hint="run causalkg kg export")
+        return _query_db(cfg, db, sparql, graph=graph, union=union)
+
+
+def _query_db(cfg: Config, db: Path, sparql: str, *, graph: str | None, union: bool) -> QueryResult:
     import pyoxigraph
 
-    db = (Path(store) if store is not None else store_dir(cfg)) / "oxigraph"
-    if not db.is_dir():
-        raise SourceError(f"no triple store in {db}", hint="run causalkg kg export")
     st = _open(db, read_only=True)
     try:
         kwargs: dict[str, Any] = {"prefixes": dict(rdf.PREFIXES)}
@@ -376,13 +461,13 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
 
 def store_counts(cfg: Config, *, store: str | Path | None = None) -> dict[str, int] | None:
     """Triples per named graph of the embedded store, or None when there is no store."""
-    db = (Path(store) if store is not None else store_dir(cfg)) / "oxigraph"
-    if not db.is_dir():
-        return None
-    st = _open(db, read_only=True)
-    try:
-        return {g.value: count_graph(st, g.value) for g in st.named_graphs()}
-    finally:
-        del st
+    with reading_store(Path(store) if store is not None else store_dir(cfg)) as (db, _):
+        if not db.is_dir():
+            return None
+        st = _open(db, read_only=True)
+        try:
+            return {g.value: count_graph(st, g.value) for g in st.named_graphs()}
+        finally:
+            del st
 
 

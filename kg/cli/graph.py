@@ -86,6 +86,8 @@ def register(group: Any) -> None:
     add_format(q, "answer (csv and json: the SPARQL results formats)")
     q.add_argument("--store", metavar="DIR", help="the embedded store's folder (default: <paths.data>/store)")
     q.add_argument("--union", action="store_true", help="query the union of all graphs as the default graph")
+    q.add_argument("--allow-service", action="store_true",
+                   help="let SERVICE clauses call other SPARQL endpoints (refused by default: no outbound requests)")
 
     s = add_command(group, "stats", _stats, "graph statistics of the KG (networkx) and agreement with the Base KG")
     s.add_argument("--level", choices=["all", "class", "instance", "mixed"], default="all", help="which edges (default all)")
@@ -123,7 +125,8 @@ def _query(args: argparse.Namespace, cfg: Config) -> None:
     if args.file and args.sparql:
         raise ConfigError("give the query as an argument or with --file, not both")
     text = (sys.stdin.read() if args.file == "-" else _read(args.file)) if args.file else args.sparql
-    print(query(text or "", store=args.store, union=args.union, cfg=cfg).to_table(args.format))
+    print(query(text or "", store=args.store, union=args.union, allow_service=args.allow_service,
+                cfg=cfg).to_table(args.format))
 
 
 def _read(path: str) -> str:
