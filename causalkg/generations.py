@@ -258,3 +258,24 @@ def verify(folder: str | os.PathLike, names: Iterable[str] | None = None, *, wha
             raise MixedSetError(f"{p} does not match the manifest beside it (generation {gid or 'none'}): "
                                 f"the {what} in {folder} are a mix of two builds", hint="rebuild it with --force")
     return manifest
+
+
+def check_member(path: str | os.PathLike, *, stages: tuple[str, ...] = ("kg.assemble",)) -> Path:
+    """The real path of a file read on its own (``data/kg/causal_kg.jsonl`` resolves into the
+    current generation), checked against the manifest beside it when that manifest was written
+    by one of ``stages`` and lists the file. A file of the user's own (no such manifest) is
+    returned as it is. Raises MixedSetError when the file does not match its manifest."""
+    p = Path(path)
+    if not p.is_file():
+        return p
+    real = Path(os.path.realpath(p))
+    folder = real.parent
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return real
+    if not isinstance(manifest, dict) or manifest.get("stage") not in stages:
+        return real
+    if real.name in (manifest.get("checksums") or {}):
+        verify(folder, [real.name], what="KG files")
+    return real

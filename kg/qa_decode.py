@@ -7,8 +7,12 @@ and decodes answer spans from the start/end logits itself:
 - each (question, context) pair is tokenised with ``truncation="only_second"``; a context too
   long for ``max_seq_length`` is cut into windows ``doc_stride`` tokens apart (overflowing
   tokens), and the offset mapping takes every token back to characters of the context;
-- features are sorted by length and padded per batch, so a batch of short sentences costs
-  what short sentences cost;
+- features are padded to a fixed *bucket* length (their own length rounded up to a multiple of
+  ``PAD_MULTIPLE`` tokens) and batched only with features of the same bucket, so a batch of
+  short sentences costs what short sentences cost, and a feature's logits do not depend on what
+  else is in its batch: the forward pass a feature goes through has the same length whatever
+  the shard or batch size (padding to the longest feature of a batch, as before, changed scores
+  in the 6th decimal with the batch's composition);
 - in each window the best span is the argmax of start + end logits over context tokens with
   ``0 <= end - start < max_answer_tokens``; the *null score* is the logit sum at the first
   token (SQuAD 2.0). Over the windows of one pair, the best span and the lowest null score are
@@ -28,9 +32,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from causalkg.errors import ConfigError, ModelError
-from causalkg.linking.encoder import resolve_device  # noqa: F401 - also used by kg.train_qa
+from causalkg.linking.encoder import bucket_batches, resolve_device  # noqa: F401 - also used by kg.train_qa
 
 log = logging.getLogger(__name__)
+
+# Features are padded to a multiple of this many tokens (see the module docstring).
+PAD_MULTIPLE = 32
 
 
 @dataclass(frozen=True)
@@ -242,14 +249,14 @@ class QAModel:
         # best[i] = (span_logit, null_logit, start_char, end_char, prob) per example
         best: list[list[Any] | None] = [None] * len(questions)
         null: list[float] = [float("inf")] * len(questions)
-        order = sorted(range(n_feat), key=lambda i: len(enc["input_ids"][i]))
         model_keys = set(self.tokenizer.model_input_names)
-        for b in range(0, n_feat, self.batch_size):
-            idx = order[b : b + self.batch_size]
+        for bucket, idx in self._batches([len(ids) for ids in enc["input_ids"]]):
             feats = [{k: enc[k][i] for k in ("input_ids", "attention_mask", "token_type_ids")
                       if k in enc and k in model_keys} for i in idx]
-            # Right padding keeps the null token ([CLS]) at position 0 of every row.
-            batch = self.tokenizer.pad(feats, return_tensors="pt", padding_side="right")
+            # Right padding keeps the null token ([CLS]) at position 0 of every row; every row
+            # is padded to its bucket's length, whatever else is in the batch.
+            batch = self.tokenizer.pad(feats, return_tensors="pt", padding="max_length", max_length=bucket,
+                                       padding_side="right")
             length = batch["input_ids"].shape[1]
             ctx = torch.zeros((len(idx), length), dtype=torch.bool)
             for row, i in enumerate(idx):
@@ -286,6 +293,10 @@ class QAModel:
             cs, ce = bounds
             answers.append(QAAnswer(text[cs:ce], cs, ce, float(prob), float(logit - null[ex])))
         return answers
+
+    def _batches(self, lengths: Sequence[int]) -> list[tuple[int, list[int]]]:
+        """``(bucket length, feature indices)`` per forward pass (``bucket_batches``)."""
+        return bucket_batches(lengths, self.batch_size, multiple=PAD_MULTIPLE, cap=self.max_seq_length)
 
     def _decode(self, start: Any, end: Any, ctx: Any) -> dict[str, list]:
         """Best span per feature: indices, logit sum, probability; and the null logit sum."""

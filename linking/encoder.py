@@ -20,6 +20,29 @@ import numpy as np
 from causalkg.errors import ModelError
 
 OFFLINE_MINILM_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm")
+PAD_MULTIPLE = 16  # texts are padded to a multiple of this many tokens (see bucket_batches)
+
+
+def bucket_batches(lengths: Sequence[int], batch_size: int, *, multiple: int,
+                   cap: int | None = None) -> list[tuple[int, list[int]]]:
+    """``(padded length, indices)`` per forward pass: the inputs grouped by *bucket* (their
+    token length rounded up to ``multiple``, at most ``cap``), shortest first, at most
+    ``batch_size`` per pass.
+
+    This is what makes model outputs independent of batching: a forward pass padded to the
+    longest input of its batch gives an input slightly different floats (6th decimal) in
+    different company, because the padded length changes the shapes of the matrix products.
+    Padded to a length that depends on the input alone, an input's outputs are the same in
+    any batch, at any batch or shard size (checked in tests/reliability/test_determinism.py).
+    """
+    groups: dict[int, list[int]] = {}
+    for i in sorted(range(len(lengths)), key=lambda i: (lengths[i], i)):
+        bucket = -(-max(lengths[i], 1) // multiple) * multiple
+        if cap is not None:
+            bucket = min(bucket, max(cap, lengths[i]))
+        groups.setdefault(bucket, []).append(i)
+    size = max(1, int(batch_size))
+    return [(bucket, idx[b : b + size]) for bucket, idx in sorted(groups.items()) for b in range(0, len(idx), size)]
 
 
 def resolve_model_path(name: str) -> str:
@@ -152,16 +175,34 @@ class Encoder:
         return int(value) if value else None
 
     def encode(self, texts: Sequence[str], *, batch_size: int | None = None, show_progress: bool = False) -> np.ndarray:
+        """L2-normalised embeddings of ``texts``, each computed in a forward pass padded to its
+        own bucket length (``bucket_batches``): the same vector whatever else is encoded with it."""
+        import torch
+
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vecs = self.model.encode(
-            list(texts),
-            batch_size=batch_size or self.batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=show_progress,
-        )
-        return np.ascontiguousarray(vecs, dtype=np.float32)
+        from causalkg.progress import progress
+
+        tok = self.model.tokenizer
+        cap = self.max_seq_length or int(getattr(tok, "model_max_length", 512) or 512)
+        enc = tok(list(texts), truncation=True, max_length=cap)
+        keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc]
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        batches = bucket_batches([len(ids) for ids in enc["input_ids"]], batch_size or self.batch_size,
+                                 multiple=PAD_MULTIPLE, cap=cap)
+        bar = progress(total=len(texts), desc="encoding", unit="text", mode="auto" if show_progress else "never")
+        try:
+            for bucket, idx in batches:
+                feats = tok.pad([{k: enc[k][i] for k in keys} for i in idx], padding="max_length",
+                                max_length=bucket, return_tensors="pt")
+                with torch.inference_mode():
+                    emb = self.model({k: v.to(self.model.device) for k, v in feats.items()})["sentence_embedding"]
+                emb = torch.nn.functional.normalize(emb.float(), p=2, dim=1)
+                out[idx] = emb.cpu().numpy()
+                bar.update(len(idx))
+        finally:
+            bar.close()
+        return out
 
 
 def create_encoder(model: str, **kwargs: object) -> "Encoder":

@@ -281,7 +281,7 @@ class Linker:
                     if qid not in best or (primary and not best[qid][1]):
                         best[qid] = (row, primary)
                 if best:
-                    ordered = sorted(best.items(), key=lambda kv: (not kv[1][1], kv[1][0]))
+                    ordered = sorted(best.items(), key=lambda kv: (not kv[1][1], _qid_key(kv[0]), kv[1][0]))
                     return [(qid, row, primary) for qid, (row, primary) in ordered]
         return []
 
@@ -340,13 +340,15 @@ class Linker:
             cands: list[tuple[tuple, Candidate]] = []
             for qid, row, primary in exact[i]:
                 bonus = self.context_bonus if qid in preferred[i] else 0.0
-                cands.append(((0, -(1.0 + bonus), 0.0, not primary, row), self._candidate(qid, row, 1.0, 1.0 + bonus, bonus, "exact")))
+                cands.append(((0, -(1.0 + bonus), 0.0, not primary, _qid_key(qid), row),
+                              self._candidate(qid, row, 1.0, 1.0 + bonus, bonus, "exact")))
             for qid, row, sim in near_by_phrase.get(i, []):
                 bonus = self.context_bonus if qid in preferred[i] else 0.0
                 # capped at 1.0 so that scores fall along the list: no nearest neighbour
                 # outscores an exact match, whatever its bonus
                 score = min(sim + bonus, 1.0)
-                cands.append(((1, -score, -sim, False, row), self._candidate(qid, row, sim, score, bonus, "nearest")))
+                cands.append(((1, -round(score, 9), -sim, False, _qid_key(qid), row),
+                              self._candidate(qid, row, sim, score, bonus, "nearest")))
             cands.sort(key=lambda x: x[0])
             results.append([c for _, c in cands[:k]])
         return results
@@ -402,15 +404,13 @@ class Linker:
         # than concepts, and ask again (wider) for the phrases that came back short.
         width = min(available, 3 * k + 10)
         while pending:
-            D, I = self.index.search(vectors[pending], width, params=params)
+            _, I = self.index.search(vectors[pending], width, params=params)
             again = []
             for j, i in enumerate(pending):
                 want = k - len(exclude[i])
                 best: dict[str, tuple[int, float]] = {}
                 exhausted = True
-                for row, sim in zip(I[j], D[j]):
-                    if row < 0:
-                        break
+                for row, sim in self._rescore(vectors[i], I[j]):
                     if sim < threshold:
                         break
                     qid = self.row_qid[row]
@@ -424,7 +424,7 @@ class Linker:
                 if len(best) < want and not exhausted:
                     again.append(i)
                     continue
-                ranked = sorted(best.items(), key=lambda kv: (-kv[1][1], kv[1][0]))[:max(want, 0)]
+                ranked = sorted(best.items(), key=lambda kv: (-kv[1][1], _qid_key(kv[0])))[:max(want, 0)]
                 out[i] = [(qid, row, sim) for qid, (row, sim) in ranked]
             if not again:
                 break
@@ -438,6 +438,18 @@ class Linker:
                 out[i] += self._similarity_to(vectors[i], extra, threshold, inst_min)
         return out
 
+    def _rescore(self, vector: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
+        """The index's hits for one phrase with exact similarities, best first (ties: by QID,
+        then row). The index finds the rows; its own scores depend on how many phrases were
+        searched at once (FAISS switches to a BLAS product for 20 queries or more), so the
+        ranking uses ``exact_similarity`` instead, which depends on the two vectors alone."""
+        rows = np.asarray([r for r in rows if r >= 0], dtype=np.int64)
+        if len(rows) == 0:
+            return []
+        sims = exact_similarity(vector, self.index.reconstruct_batch(rows))
+        order = sorted(range(len(rows)), key=lambda t: (-sims[t], _qid_key(self.row_qid[rows[t]]), int(rows[t])))
+        return [(int(rows[t]), float(sims[t])) for t in order]
+
     def _similarity_to(self, vector: np.ndarray, qids: list[str], threshold: float,
                        instance_threshold: float | None = None) -> list[tuple[str, int, float]]:
         """(qid, best row, similarity) of ``vector`` to each concept's surface forms, at or above
@@ -445,7 +457,7 @@ class Linker:
         out = []
         for qid in qids:
             rows = np.asarray(self._rows_of[qid], dtype=np.int64)
-            sims = self.index.reconstruct_batch(rows) @ vector
+            sims = exact_similarity(vector, self.index.reconstruct_batch(rows))
             j = int(np.argmax(sims))
             need = threshold
             if instance_threshold is not None and self.concepts[qid]["kind"] == "instance":
@@ -453,6 +465,20 @@ class Linker:
             if sims[j] >= need:
                 out.append((qid, int(rows[j]), float(sims[j])))
         return out
+
+
+def exact_similarity(vector: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Inner products of one vector with each row, in float64 (float32 products are exact in
+    float64) and rounded to 9 decimals: the same value whatever is computed beside it, so that
+    rankings and ties (two concepts with the same label) do not depend on batching."""
+    v = np.asarray(vector, dtype=np.float64)
+    m = np.asarray(rows, dtype=np.float64).reshape(-1, v.shape[0])
+    return np.round((m * v[None, :]).sum(axis=1), 9)
+
+
+def _qid_key(qid: str) -> tuple[int, str]:
+    """QIDs in numeric order (Q9 before Q10): the fixed tie-break between equal scores."""
+    return (int(qid[1:]), qid) if qid[1:].isdigit() else (1 << 62, qid)
 
 
 def query(

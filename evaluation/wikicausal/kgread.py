@@ -169,6 +169,10 @@ def iter_kg_records(
     ``path:line: ...`` on a bad line unless ``lenient`` (then it is skipped and counted in
     ``stats``); SchemaError when the file does not exist.
     """
+    from causalkg.generations import check_member
+
+    # A KG file of an assembled KG is read from one generation and checked against its manifest.
+    path = check_member(path)
     stats = stats if stats is not None else KGReadStats()
     shapes = stats.shapes
     valid_ids: set = set()

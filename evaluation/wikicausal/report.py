@@ -91,9 +91,14 @@ def report_inputs(cfg: Config) -> dict[str, list[Input]]:
     # The whole chain, not only its last step: outside a checkout there is no Makefile.
     make_kg = ("make kg (= causalkg corpus build; causalkg link build; causalkg kg train-qa --if-missing; "
                "causalkg kg extract; causalkg kg assemble)")
+    # Both shapes from the same generation of data/kg (resolved once: an assembly finishing
+    # meanwhile cannot give one shape of the old KG and one of the new).
+    from causalkg.generations import current
+
+    kg_folder = current(data / "kg") or data / "kg"
     kgs = [
-        Input("our KG (base-KG shape)", data / "kg" / "causal_kg.jsonl", make_kg),
-        Input("our KG (flat pairs)", data / "kg" / "causal_kg_pairs.jsonl", make_kg),
+        Input("our KG (base-KG shape)", kg_folder / "causal_kg.jsonl", make_kg),
+        Input("our KG (flat pairs)", kg_folder / "causal_kg_pairs.jsonl", make_kg),
     ]
     kgs += [Input("peer KG", bundled_path(cfg, v), "it is bundled in snapshots/wikicausal/; restore the checkout")
             for v in cfg["eval"]["report"]["peer_kgs"]]
