@@ -848,10 +848,10 @@ def _outputs_current(out: Path, manifest: dict | None, fp: str) -> bool:
 
 
 @contextlib.contextmanager
-def reading_kg(folder: str | Path, names: Sequence[str] = (PAIRS_FILE,)) -> Iterator[tuple[Path, dict]]:
+def reading_kg(folder: str | Path) -> Iterator[tuple[Path, dict]]:
     """``(folder to read, manifest)`` of the KG in ``folder``: its current generation (held
     against pruning while the block runs), or the folder itself when it was written without
-    generations. The files ``names`` are checked against the manifest's checksums first, so a
+    generations. Every file the manifest lists is checked against its checksum first, so a
     reader never uses a mix of two builds. Raises SourceError when there is no assembled KG,
     ``generations.MixedSetError`` when the files do not belong together."""
     folder = Path(folder)
@@ -859,7 +859,7 @@ def reading_kg(folder: str | Path, names: Sequence[str] = (PAIRS_FILE,)) -> Iter
         manifest = read_manifest(view)
         if manifest is None or manifest.get("stage") != "kg.assemble":
             raise SourceError(f"no assembled KG in {folder}", hint="run causalkg kg assemble")
-        generations.verify(view, names, what="KG files")
+        generations.verify(view, what="KG files")
         yield view, manifest
 
 

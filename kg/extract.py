@@ -29,6 +29,7 @@ from typing import Any, Iterator
 
 from pydantic import ValidationError
 
+from causalkg import faults
 from causalkg.config import Config
 from causalkg.distributed import ActorPool, RaySettings, RayStats, engine_of
 from causalkg.contracts import CorpusDocument, Extraction, TextRecord
@@ -250,6 +251,7 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
                 counts = _run_shard(records, segmenter, ext, shard_file)
                 with atomic_write(done_file) as fh:
                     json.dump({"fingerprint": shard_fp, "documents": len(records), "counts": counts}, fh)
+                faults.point("extract.shard-done")
             for key, v in counts.items():
                 totals[key] = totals.get(key, 0) + int(v)
             shard_files.append(shard_file)
@@ -265,6 +267,7 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
         if stale.name not in keep:
             stale.unlink()
     n_out = 0
+    faults.point("extract.before-output")
     with atomic_write(out_path) as fh:
         for shard_file in shard_files:
             with open(shard_file, encoding="utf-8") as src:
