@@ -208,7 +208,10 @@ def reading(root: str | os.PathLike, *, attempts: int = 20) -> Iterator[Path]:
         try:
             fd = os.open(gen / READERS_LOCK, os.O_RDONLY)
         except FileNotFoundError:
-            continue  # pruned between readlink and open: resolve again
+            if current(root) == gen:  # not a swap under us: the link points at nothing
+                raise SourceError(f"{root / CURRENT} points to {gen}, which is missing",
+                                  hint="rebuild it (with --force)") from None
+            continue  # switched between readlink and open: resolve again
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
             if not (gen / READERS_LOCK).is_file():
