@@ -8,7 +8,9 @@ kills it); every wait is a bounded poll.
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -46,7 +48,12 @@ def test_wikipedia_build_killed_leaves_no_worker_and_reruns_byte_identical(tmp_p
     if pause.startswith("r0"):
         assert len(below) >= 2  # the pool's workers (and the resource tracker) were running
     # Every process that ran below the killed build ends by itself.
-    wait_for(lambda: not any(alive(p) for p in below), "end of the killed build's child processes")
+    try:
+        wait_for(lambda: not any(alive(p) for p in below), "end of the killed build's child processes", bound=120)
+    finally:  # should the test fail, leave no orphan of ours behind
+        for pid in below:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
     assert not (root / "data" / "corpus" / "corpus.jsonl").exists()
     assert leftovers(root / "data")  # the killed write's temporary file is still there ...
     out = run_to_end(WIKIPEDIA, root)
