@@ -6,6 +6,8 @@ that speaks the OpenAI chat-completions API (OpenAI, vLLM, Ollama, llama.cpp, ..
 configurable base URL. It adds what those callers need on top of the ``openai`` client:
 
 - concurrency: ``chat_many`` keeps up to ``concurrency`` requests in flight, answers in order;
+- a deadline: ``timeout`` bounds each request as a whole, not each read (``causalkg.deadline``),
+  so a server that trickles bytes is cut off like one that never answers;
 - retries: 429 and 5xx, timeouts, dropped connections and cut or malformed bodies are retried
   with backoff, honouring ``Retry-After``; other 4xx fail at once; nothing retries forever;
 - a disk cache keyed by (base URL, model, messages, parameters, try index): the same question is

@@ -13,7 +13,9 @@ sent twice after a retry adds nothing. With a SPARQL endpoint of the same server
 target graph, so readers never see a half-uploaded KG; the count then comes from a
 ``COUNT`` query. Without it, the graph is replaced in place and counted by reading it back.
 
-Requests are retried with backoff on 429, 5xx, timeouts and dropped connections, honouring
+Each request is bounded as a whole by ``kg.timeout`` (``causalkg.deadline``: connect to last
+byte, so a store that trickles bytes cannot stretch it). Requests are retried with backoff on
+429, 5xx, timeouts and dropped connections, honouring
 Retry-After (``causalkg.retry``); a refusal (401/403/other 4xx) fails at once with the server's
 words. Credentials come from the environment only: the variables named by ``kg.user_env`` /
 ``kg.password_env`` (HTTP Basic or Digest, whichever the server asks for) or ``kg.token_env``
