@@ -1,9 +1,10 @@
 """The SPARQL client for the Wikidata Query Service (or any SPARQL 1.1 endpoint), and paging.
 
-``SPARQLClient`` sends one query at a time through SPARQLWrapper with a descriptive
-User-Agent, a client timeout that bounds each request as a whole, connect to last byte
-(``causalkg.deadline``; a server trickling bytes cannot stretch it), the server-side ``timeout``
-parameter the query service understands, and answers in the SPARQL 1.1 JSON results format. Failures are classified:
+``SPARQLClient`` sends one query at a time (the request built by SPARQLWrapper, sent through a
+deadline-aware urllib opener) with a descriptive User-Agent, a client timeout that bounds each
+request as a whole, connect to last byte (``causalkg.deadline``: a server trickling bytes cannot
+stretch it), the server-side ``timeout`` parameter the query service understands, and answers in
+the SPARQL 1.1 JSON results format. Failures are classified:
 
 - HTTP 429: wait for ``Retry-After``, then retry; a ``Retry-After`` longer than the longest
   wait allowed (``backoff_cap``) stops the run with an error instead of asking early;
