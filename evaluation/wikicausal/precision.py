@@ -235,7 +235,13 @@ class PrecisionReport:
 
     @property
     def failed(self) -> list[dict[str, Any]]:
-        return [j for res in self.results for j in res.judgements if j["verdict"] is None]
+        """Pairs the judge could not answer (an error; a rerun asks them again)."""
+        return [j for res in self.results for j in res.judgements if j["verdict"] is None and not j.get("abstained")]
+
+    @property
+    def abstained(self) -> list[dict[str, Any]]:
+        """Pairs whose every answer was neither yes nor no: no verdict, and a rerun would not change it."""
+        return [j for res in self.results for j in res.judgements if j.get("abstained")]
 
     def columns(self) -> list[str]:
         return list(SUMMARY_COLUMNS) + list(consistency_columns(self.consistency))
@@ -502,7 +508,7 @@ def write_precision_outputs(report: PrecisionReport, root: Path, *, cfg: Config 
         "eval-precision", cfg, inputs={k: v for k, v in (inputs or {}).items() if Path(v).exists()},
         outputs=written, models={"judge": report.judge},
         counts={"pairs": sum(r["pairs"] for r in report.rows if r["view"] == "full"),
-                "failed": len(report.failed), **{f"usage_{k}": v for k, v in report.usage.items()}},
+                "failed": len(report.failed), "abstained": len(report.abstained), **{f"usage_{k}": v for k, v in report.usage.items()}},
         timings={"total": report.seconds}, notes=report.notes, extra={"settings": report.settings},
     )
     write_manifest(root, manifest)
