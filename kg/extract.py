@@ -338,7 +338,7 @@ def _extract_ray(pool: "ActorPool", in_path: Path, size: int, lenient: bool, sta
 
     for (k, records, shard_fp), (text, counts) in pool.map_ordered(
             "run", todo(), lambda job: (job[1],), what=lambda job: f"shard {job[0]:05d}"):
-        with atomic_write(files[k]) as fh:
+        with atomic_write(files[k], allow_empty=True) as fh:  # a checkpoint: a shard may extract nothing
             fh.write(text)
         with atomic_write(shards_dir / f"{k:05d}.done.json") as fh:
             json.dump({"fingerprint": shard_fp, "documents": len(records), "counts": counts}, fh)
@@ -375,7 +375,7 @@ def _shard_output(records: list[dict], segmenter: Segmenter, ext: Extractor) -> 
 
 def _run_shard(records: list[dict], segmenter: Segmenter, ext: Extractor, shard_file: Path) -> dict[str, int]:
     text, counts = _shard_output(records, segmenter, ext)
-    with atomic_write(shard_file) as fh:
+    with atomic_write(shard_file, allow_empty=True) as fh:  # a checkpoint: a shard may extract nothing
         fh.write(text)
     return counts
 

@@ -40,3 +40,30 @@ def test_temporary_files_of_dead_writers_are_swept_live_ones_kept(tmp_path):
         fh.write("{}\n")
     assert not stale.exists() and live.exists() and unrelated.exists()
     assert sweep_stale_temps(tmp_path, every_time=True) == []
+
+
+def test_an_extraction_checkpoint_may_become_empty_the_output_may_not(cli, in_tmp):
+    """Shards are checkpoints: a redone shard that extracts nothing replaces its old file. The
+    output itself is guarded: a run that extracts nothing at all keeps the old one (--force
+    writes it)."""
+    import json
+
+    def docs(first: str, second: str) -> None:
+        (in_tmp / "in.jsonl").write_text(json.dumps({"id": "a", "text": first}) + "\n"
+                                         + json.dumps({"id": "b", "text": second}) + "\n", encoding="utf-8")
+
+    args = ("kg", "extract", "--extractor", "patterns", "--input", "in.jsonl", "--out", "out.jsonl",
+            "--shard-size", "1")
+    docs("Heavy rain caused a flood in the valley.", "The earthquake caused a tsunami.")
+    assert cli(*args).code == 0
+    docs("The valley is green.", "The earthquake caused a tsunami.")  # shard 0 now extracts nothing
+    r = cli(*args)
+    assert r.code == 0, r.err
+    assert [json.loads(x)["doc_id"] for x in (in_tmp / "out.jsonl").read_text().splitlines()] == ["b"]
+    before = (in_tmp / "out.jsonl").read_bytes()
+    docs("The valley is green.", "The sea is calm.")  # nothing at all
+    r = cli(*args)
+    assert r.code == 1 and "refusing to replace" in r.err and "--force" in r.err
+    assert (in_tmp / "out.jsonl").read_bytes() == before
+    assert cli(*args, "--force").code == 0
+    assert (in_tmp / "out.jsonl").read_bytes() == b""
