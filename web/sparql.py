@@ -5,8 +5,8 @@ read-only, runs the query and sends back at most ``cap`` results as JSON on its 
 parent waits at most ``timeout`` seconds and kills the child after that: a query that never
 ends (or computes a huge ORDER BY) costs nothing once its time is up, and the server stays
 responsive. A fresh read-only open per query also means each query sees the store as it is
-then: ``kg export`` replaces a graph in one transaction, so a query sees the old KG or the new
-one, and a writer may hold the store open meanwhile.
+then: the store's current generation is opened and held (``causalkg.kg.store.reading_store``);
+``kg export`` writes a new generation and swaps it in, so a query sees the old KG or the new one.
 
 Before a query reaches the store it is checked: updates (INSERT, DELETE, LOAD, CLEAR, DROP,
 CREATE, ADD, MOVE, COPY, WITH ...) and ``SERVICE`` (which would make the server fetch remote
@@ -75,7 +75,9 @@ def check_query(query: str, max_length: int = 100_000) -> None:
     first = re.match(r"[A-Za-z]+", head)
     if first and first.group(0).upper() in UPDATE_KEYWORDS:
         raise QueryError(f"updates are refused: this endpoint is read-only ({first.group(0).upper()})", 403)
-    if re.search(r"\bSERVICE\b", code, re.I):
+    from causalkg.kg.store import uses_service
+
+    if uses_service(query):  # the same test as causalkg kg query's
         raise QueryError("SERVICE is refused: this endpoint does not query other endpoints", 403)
 
 
