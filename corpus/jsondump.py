@@ -168,8 +168,9 @@ class ChunkResult:
     bad_count: int = 0
 
 
-def convert_lines(lines: list[bytes], keep: DumpFilter, first_line: int) -> ChunkResult:
-    """Parse a chunk of dump lines (``first_line`` is the number of the first, for reports)."""
+def convert_lines(lines: list[bytes], keep: DumpFilter, first_line: int, where: str = "line") -> ChunkResult:
+    """Parse a chunk of dump lines (``first_line`` is the number of the first, for reports;
+    ``where`` names what that number counts, e.g. "byte range from 1048576, line")."""
     r = ChunkResult(lines=len(lines))
     for i, line in enumerate(lines):
         try:
@@ -177,7 +178,7 @@ def convert_lines(lines: list[bytes], keep: DumpFilter, first_line: int) -> Chun
         except orjson.JSONDecodeError as exc:
             r.bad_count += 1
             if len(r.bad) < 5:
-                r.bad.append(f"line {first_line + i}: not JSON ({exc})")
+                r.bad.append(f"{where} {first_line + i}: not JSON ({exc})")
             continue
         if entity is None:
             continue
@@ -199,7 +200,7 @@ def _convert_range(path: str, start: int, end: int, keep: DumpFilter) -> ChunkRe
             if not line:
                 break
             lines.append(line)
-    return convert_lines(lines, keep, -1)
+    return convert_lines(lines, keep, 1, f"byte range from {start}, line")
 
 
 def open_dump(path: Path) -> IO[bytes]:

@@ -174,3 +174,11 @@ def test_json_dump_source_needs_a_dump(tmp_path):
     (tmp_path / "empty.json").write_text("[\n]\n")
     with pytest.raises(SourceError, match="holds no entity"):
         build_wikidata(config(tmp_path, **{"wikidata.dump": str(tmp_path / "empty.json")}), source="json-dump")
+
+
+def test_a_broken_line_is_counted_and_named(tmp_path):
+    lines = ["[", json.dumps(beatles()) + ",", '{"type": "item", "id": "Q2", "labels": {', "]"]
+    (tmp_path / "d.json.gz").write_bytes(gzip.compress("\n".join(lines).encode(), mtime=0))
+    stats = convert(tmp_path / "d.json.gz", tmp_path / "out.nt", KEEP, workers=1)
+    assert stats.entities == 1 and stats.bad_lines == 1
+    assert stats.bad[0].startswith("line 3: not JSON")
