@@ -125,3 +125,53 @@ def test_inner_link_build_is_the_same_on_ray(world, cluster):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     manifest = json.loads((b / "manifest.json").read_text())
     assert manifest["engine"] == "ray" and manifest["ray"]["tasks"] >= 1
+
+
+KILLED_DRIVER = """
+import json, sys
+from causalkg.config import load_config
+from causalkg.kg.extract import extract
+from causalkg.testing.flaky import FlakyFactory
+overrides, marker, doc = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+cfg = load_config(search_cwd=False, overrides=overrides)
+extract(cfg, extractor_factory=FlakyFactory(cfg, "patterns", marker, doc, block=True))
+"""
+
+
+def test_inner_a_killed_driver_resumes_from_finished_shards(world, cluster):
+    """A driver (its own local cluster) killed with SIGKILL while shard 3 is held in an actor:
+    the rerun does only the shards it had not written, and the output is the local bytes."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from causalkg.kg.extract import extract
+
+    root, info = world
+    local_out = root / "local" / "data" / "kg" / "extractions.jsonl"
+    docs = [json.loads(x) for x in (root / "local" / "data" / "corpus" / "corpus.jsonl").read_text().splitlines()]
+    marker = root / "hold"
+    marker.write_text("x")
+    cfg = cfg_for(root, info, "ray3", **{"run.engine": "ray"})
+    over = {"paths.data": str(root / "ray3" / "data"), "paths.cache": str(root / "ray3" / "cache"),
+            "run.workers": 2, "run.engine": "ray", "run.ray_temp_dir": str(root / "rk"),
+            "extract.extractor": "patterns", "extract.shard_size": 2,
+            "extract.input": str(root / "local" / "data" / "corpus" / "corpus.jsonl"),
+            "extract.output": str(root / "ray3" / "data" / "kg" / "extractions.jsonl")}
+    # its own session, so the kill takes its local cluster's processes with it
+    driver = subprocess.Popen([sys.executable, "-c", KILLED_DRIVER, json.dumps(over), str(marker), str(docs[6]["id"])],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    shards = root / "ray3" / "data" / "kg" / "extractions.shards"
+    try:
+        while not (shards / "00002.done.json").exists():  # shards 0-2 written, shard 3 held
+            assert driver.poll() is None, "the driver ended before it was killed"
+            time.sleep(0.1)
+    finally:
+        os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait()
+    assert not (shards / "00003.done.json").exists()
+    marker.unlink()
+    result = extract(cfg)
+    assert result.counts["shards_resumed"] == 3
+    assert result.output.read_bytes() == local_out.read_bytes()

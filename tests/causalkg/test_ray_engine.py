@@ -48,6 +48,6 @@ def test_ray_engine_confined(tmp_path_factory):
                           timeout=900)
     report = proc.stdout[-4000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, report
-    assert "4 passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1], report
+    assert "5 passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1], report
     # the child saw only loopback
     assert json.loads((tmp / "interfaces.json").read_text()) == ["lo"]
