@@ -1,5 +1,6 @@
-"""Model inference formats on CPU: float32 against int8 (dynamic quantization), same model,
-same inputs, same run.
+"""Model inference on CPU: PyTorch against ONNX Runtime, float32 against int8 (dynamic
+quantization), same model, same inputs, same run; the baseline is PyTorch float32 (the
+extractor's runtime before ``extract.backend``).
 
     python -m bench inference
 
@@ -14,6 +15,7 @@ extracted pairs differ. The issue's bar is 3x the float32 questions/s at +-0.5 F
 from __future__ import annotations
 
 import os
+import time
 
 from bench import timed
 from bench.bench_extract import _cfg, ensure_model, score, val_documents
@@ -33,20 +35,23 @@ def main() -> None:
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs; "
           f"{len(items)} validation sentences, all read\n")
     rows, base, base_pairs = [], None, None
-    for dtype in ("float32", "int8"):
-        ext = QAExtractor(_cfg(qa_model=str(model_dir), candidates_only=False, dtype=dtype))
+    for backend, dtype in (("torch", "float32"), ("torch", "int8"), ("onnxruntime", "float32"), ("onnxruntime", "int8")):
+        ext = QAExtractor(_cfg(qa_model=str(model_dir), candidates_only=False, dtype=dtype, backend=backend))
         ext.extract([items[0][0]])  # warm-up: first-call allocations are not the format's cost
         ext.qa.calls = ext.qa.features = 0
+        cpu0 = time.process_time()
         with timed() as t:
             row, _ = score(ext, items)
+        cpu = time.process_time() - cpu0
         pairs = {(r["doc_id"], r["cause"]["text"], r["effect"]["text"]) for r in ext.extract([d for d, _, _ in items])}
         feats = ext.qa.features
         rate = feats / t.seconds if t.seconds else float("inf")
         if base is None:
             base, base_pairs = (rate, row), pairs
         rows.append({
-            "format": ext.qa.dtype, "features": feats, "forward passes": ext.qa.calls,
-            "s": round(t.seconds, 1), "features/s": round(rate, 1), "ratio": round(rate / base[0], 2),
+            "backend": ext.qa.backend, "format": ext.qa.dtype, "features": feats, "forward passes": ext.qa.calls,
+            "s": round(t.seconds, 1), "CPU s": round(cpu, 1), "features/s": round(rate, 1),
+            "ratio": round(rate / base[0], 2),
             "macro F1 exact": row["macro F1 exact"], "macro F1 overlap": row["macro F1 overlap"],
             "d F1 overlap": round(row["macro F1 overlap"] - base[1]["macro F1 overlap"], 2),
             "pairs changed": len(pairs ^ base_pairs),

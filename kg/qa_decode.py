@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from causalkg.errors import ConfigError, ModelError
+from causalkg.kg.onnx_runtime import OnnxModel, export_onnx, resolve_backend
 from causalkg.linking.encoder import bucket_batches, resolve_device  # noqa: F401 - also used by kg.train_qa
 
 log = logging.getLogger(__name__)
@@ -141,9 +142,11 @@ def prepare_for_inference(model: Any, device: str, dtype: str = "float32") -> tu
 
 
 def load_qa_model(name: str, *, base_dir: Path | None = None, device: str = "auto",
-                  dtype: str = "float32") -> tuple[Any, Any, str]:
+                  dtype: str = "float32", backend: str = "torch") -> tuple[Any, Any, str]:
     """``(model, tokenizer, device)`` for a QA model folder or cached hub name, in eval mode,
-    in the numeric format ``dtype`` resolves to (:func:`inference_dtype`).
+    in the numeric format ``dtype`` resolves to (:func:`inference_dtype`), run by ``backend``
+    (``torch``, ``onnxruntime`` or ``auto``: see :mod:`causalkg.kg.onnx_runtime`; ONNX
+    Runtime needs a model folder, a cached hub model runs on PyTorch).
 
     Raises ModelError naming the model and what to do when it cannot be loaded.
     """
@@ -164,6 +167,10 @@ def load_qa_model(name: str, *, base_dir: Path | None = None, device: str = "aut
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError(f"QA model {name}: a fast tokenizer is needed (for character offsets)")
     dev = resolve_device(device)
+    if local and resolve_backend(backend, dev) == "onnxruntime":
+        model.eval()
+        onnx = export_onnx(model, tokenizer, Path(path), int8=inference_dtype(dtype, dev) == "int8")
+        return OnnxModel(onnx), tokenizer, dev
     model, _ = prepare_for_inference(model, dev, dtype)
     return model, tokenizer, dev
 
@@ -174,15 +181,17 @@ class QAModel:
     def __init__(self, name: str, *, base_dir: Path | None = None, device: str = "auto",
                  batch_size: int = 32, max_seq_length: int = 256, doc_stride: int = 96,
                  max_answer_tokens: int = 40, max_question_tokens: int = 64,
-                 model: Any = None, tokenizer: Any = None, dtype: str = "float32"):
+                 model: Any = None, tokenizer: Any = None, dtype: str = "float32", backend: str = "torch"):
         if model is None or tokenizer is None:
-            model, tokenizer, device = load_qa_model(name, base_dir=base_dir, device=device, dtype=dtype)
+            model, tokenizer, device = load_qa_model(name, base_dir=base_dir, device=device, dtype=dtype,
+                                                     backend=backend)
             self.dtype = inference_dtype(dtype, device)
         else:  # a model given is used as it is
             device = str(next(model.parameters()).device)
             self.dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
         self.name = name
         self.model = model
+        self.backend = "onnxruntime" if isinstance(model, OnnxModel) else "torch"
         self.tokenizer = tokenizer
         self.device = device
         self.batch_size = max(1, int(batch_size))

@@ -85,7 +85,7 @@ class QAExtractor:
             self.model, base_dir=cfg.base_dir, device=ex["device"], batch_size=ex["batch_size"],
             max_seq_length=ex["max_seq_length"], doc_stride=ex["doc_stride"],
             max_answer_tokens=ex["max_answer_tokens"], max_question_tokens=ex["max_question_tokens"],
-            dtype=ex.get("dtype", "float32"),
+            dtype=ex.get("dtype", "float32"), backend=ex.get("backend", "torch"),
         )
         self.counts: Counter[str] = Counter()
 
@@ -93,7 +93,8 @@ class QAExtractor:
         checksum = describe_input(self.model_path)["sha256"] if self.model_path else None
         return {
             "extractor": self.name, "model": self.model, "model_path": self.model_path,
-            "model_sha256": checksum, "device": self.qa.device, "dtype": self.qa.dtype, "null_threshold": self.null_threshold,
+            "model_sha256": checksum, "device": self.qa.device, "dtype": self.qa.dtype,
+            "backend": self.qa.backend, "null_threshold": self.null_threshold,
             "null_threshold_source": self.threshold_source, "min_score": self.min_score,
             "templates": self.templates.as_dict(), "max_anchors": self.max_anchors,
             "max_answer_tokens": self.qa.max_answer_tokens, "max_seq_length": self.qa.max_seq_length,

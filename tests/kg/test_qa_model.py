@@ -188,3 +188,28 @@ def test_int8_model_quantizes_every_linear_layer_and_answers_like_float32(tiny_d
         assert ans is None or ctx[ans.start : ans.end] == ans.text
     assert sum(x is not None for x in b) >= len(contexts) // 2
     assert sum(x is not None for x in a) >= len(contexts) // 2
+
+
+def test_onnx_runtime_answers_like_pytorch_and_exports_once(tiny_dir, gold):
+    from causalkg.kg.onnx_runtime import resolve_backend
+
+    assert resolve_backend("auto", "cpu") == "onnxruntime" and resolve_backend("auto", "cuda") == "torch"
+    with pytest.raises(ConfigError, match="extract.backend must be one of"):
+        resolve_backend("tensorrt", "cpu")
+    with pytest.raises(ConfigError, match="runs on the CPU"):
+        resolve_backend("onnxruntime", "cuda:0")
+    pt = QAModel(str(tiny_dir), batch_size=4, device="cpu", backend="torch")
+    ort = QAModel(str(tiny_dir), batch_size=4, device="cpu", backend="onnxruntime")
+    assert (pt.backend, ort.backend) == ("torch", "onnxruntime")
+    exported = tiny_dir / "onnx" / "model.onnx"
+    stamp = exported.stat().st_mtime_ns
+    QAModel(str(tiny_dir), device="cpu", backend="onnxruntime")  # the same weights: no new export
+    assert exported.stat().st_mtime_ns == stamp
+    contexts = [r["text"] for r in gold]
+    a = pt.answer(["What is the cause?"] * len(contexts), contexts)
+    b = ort.answer(["What is the cause?"] * len(contexts), contexts)
+    # The same graph in float32: the same spans, scores equal to float rounding.
+    assert [(x.start, x.end) if x else None for x in a] == [(y.start, y.end) if y else None for y in b]
+    for x, y in zip(a, b):
+        if x is not None:
+            assert y.score == pytest.approx(x.score, abs=1e-4) and y.null_diff == pytest.approx(x.null_diff, abs=1e-3)
