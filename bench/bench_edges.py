@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     base = base_kg_pairs(BASE_KG)
     rows = []
     if BASELINE.is_file():
-        _, row = figures("baseline (main before issue 13)", _edges(BASELINE), judgements, base)
+        _, row = figures("baseline: same mentions, settings before issue 13", _edges(BASELINE), judgements, base)
         rows.append(row)
     if not kg_path.is_file():
         print(f"no KG at {kg_path}: run make kg first\n")
@@ -90,6 +90,13 @@ def main(argv: list[str] | None = None) -> None:
     print("\n### Precision / size over kg.min_confidence (current KG, judged edges)\n")
     cv = curve(edges, rep)
     print(render_table(cv, list(cv[0]), "md", floatfmt=".4g"))
+    if BASELINE.is_file():
+        from causalkg.kg.judged import report as _report
+
+        bl = _edges(BASELINE)
+        cvb = curve(bl, _report(bl, judgements, base))
+        print("\nThe same curve for the baseline KG (confidence alone, without the assertion and sense checks):\n")
+        print(render_table(cvb, list(cvb[0]), "md", floatfmt=".4g"))
     judged = [e for e in edges if rep.per_edge[e.edge_id].get("judged")]
     by_id = {e.edge_id: e for e in edges}
     if judged:
@@ -113,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
                 feats = [features(e, bl_by if e.edge_id in bl_by and e.edge_id not in by_id else by_id) for e, _ in pool.values()]
             else:
                 feats = [features(e, by_id) for e, _ in pool.values()]
-            w = fit(feats, [int(s) for _, s in pool.values()])
+            w = fit(feats, [int(s) for _, s in pool.values()], l2=5.0)
             print(f"\nrefitted on {len(pool)} judged edges (features {', '.join(FEATURES)}):\nWEIGHTS = {w}\n")
     if rep.unjudged:
         todo = kg_path.parent / "judge_todo.jsonl"

@@ -407,7 +407,7 @@ def test_assembly_drops_unasserted_pairs_reads_infoboxes_and_scores_confidence(t
     from causalkg.linking.linker import Linker
 
     ext, corpus, concepts = _issue13_inputs(tmp_path)
-    cfg = _cfg(tmp_path)
+    cfg = _cfg(tmp_path, **{"kg.min_confidence": 0.0})
     lk = Linker.from_concepts(A.load_concepts(concepts).values(), cfg)
     r = A.assemble(cfg, extractions=ext, corpus=corpus, concepts=concepts, linker=lk)
     c = r.counts
@@ -429,7 +429,7 @@ def test_assembly_drops_unasserted_pairs_reads_infoboxes_and_scores_confidence(t
     cfg2 = _cfg(tmp_path, **{"kg.drop": [], "kg.structured": [], "paths.data": str(tmp_path / "d2")})
     r2 = A.assemble(cfg2, extractions=ext, corpus=corpus, concepts=concepts, linker=lk)
     assert r2.counts["link_unasserted_dropped"] == 0 and r2.counts["link_structured_pairs"] == 0
-    top = max(e.confidence for e in edges.values())
+    top = max(e.confidence for e in edges.values() if e.mentions)
     cfg3 = _cfg(tmp_path, **{"kg.min_confidence": top, "paths.data": str(tmp_path / "d3")})
     r3 = A.assemble(cfg3, extractions=ext, corpus=corpus, concepts=concepts, linker=lk)
     kept = list(read_jsonl(r3.out / "causal_kg_pairs.jsonl", KGEdge))
