@@ -63,14 +63,15 @@ HEDGES = {"expected", "expect", "expects", "predicted", "predict", "predicts", "
           "suspected", "believed", "believe", "believes", "hypothesized", "hypothesised", "hypothesis",
           "speculated", "speculation", "possibly", "probably", "likely", "unlikely", "perhaps",
           "potentially", "potential", "allegedly", "alleged", "supposedly", "presumably", "presumed",
-          "if", "whether", "unless", "theory", "theorized", "theorised", "possible", "risk", "threat",
-          "threatened", "warned", "projected", "forecast", "assumed", "conjectured"}
+          "if", "whether", "unless", "theory", "theorized", "theorised", "possible", "threatened", "warned",
+          "projected", "forecast", "assumed", "conjectured", "suggested", "suggest", "suggests", "reportedly"}
 # "would" narrating a later fact ("this would later lead to") is not a hedge
 _WOULD_NARRATIVE = {"later", "eventually", "ultimately", "soon", "subsequently", "go", "become", "prove"}
 HEDGE_PHRASES = (("thought", "to"), ("said", "to"), ("is", "said"), ("in", "order", "to"))
+# (not "report", "study", "analysis": a report can cause indignation, "This report poured fuel on
+# popular indignation in the U.S.")
 MEASURES = {"definition", "definitions", "estimate", "estimates", "figure", "figures", "count", "counts",
-            "census", "calculation", "calculations", "survey", "surveys", "model", "models", "study",
-            "studies", "report", "reports", "statistics", "tally", "method", "methodology", "analysis"}
+            "census", "calculation", "calculations", "statistics", "tally"}
 FORWARD = {"caused", "causes", "cause", "causing", "led", "leads", "lead", "leading", "resulted", "results",
            "produced", "produces", "produce", "producing", "triggered", "triggers", "trigger", "triggering",
            "sparked", "sparks", "provoked", "provokes", "prompted", "prompts", "generated", "generates",
@@ -206,10 +207,18 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
     cause_toks = [t for t in toks if t[1] >= cs and t[2] <= ce]
     effect_toks = [t for t in toks if t[1] >= es and t[2] <= ee]
     head = lambda ts: [t[0] for t in ts[:3]]  # noqa: E731  the first words of a span carry "no one", "the resulting"
-    region = [t[0] for t in before] + [t[0] for t in between] + head(cause_toks) + head(effect_toks)
+    # Words inside the cause span describe the cause, not the relation: a negated or modal cause
+    # is still a cause ("because they could not occupy the captured land", "Britain's alleged
+    # reluctance ... resulted in"); the effect's first words are read ("no one was killed").
+    region = [t[0] for t in before if t[1] < cs or t[2] > ce] + [t[0] for t in between] + head(effect_toks)
     # A clause break right before the later span cuts the relation off what precedes it only
     # for negation/hedging words far from it; keep the region simple (all of it counts).
 
+    # ... unless the cause span opens with a reporting clause: "Himmler also feared that the mass
+    # shootings ...", "Initial reports suggested that a power surge ...": its verb hedges the pair
+    cw = [t[0] for t in cause_toks]
+    if "that" in cw[1:8]:
+        region = region + cw[: cw.index("that", 1)]
     neg = _negations(region)
     # "little ... so that ... not": the negation may sit just after the effect's first words,
     # or (when the effect is the later span) in the rest of its clause: "an outburst flood
@@ -244,7 +253,9 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
         a.evidence.append("estimate: the cause is a measurement: " + ", ".join(w for w in cause_words[:4] if w in MEASURES))
 
     fwd, back = _direction_cues([t[0] for t in between])
-    opener = [w for w in cause_words[:2] if w in EFFECT_OPENERS and w != "following"]
+    # "caught fire and ... the resulting explosion": only when the effect span comes first
+    # ("the subsequent operation at a level of less than 200 MW led to ..." is forward)
+    opener = [w for w in cause_words[:2] if w in EFFECT_OPENERS and w != "following"] if es < cs else []
     if opener:
         a.reversed = True
         a.evidence.append(f"reversed: the cause span opens with '{opener[0]}'")
