@@ -1,5 +1,5 @@
 # causalkg: every target below the set-up ones calls only the `causalkg` CLI.
-#   make kg      venv + corpus + linker + QA model (trained once) + extraction + KG + store
+#   make kg      venv + corpus + linker + gate, tagger and QA models (trained once) + extraction + KG + store
 #   make test    the test suite (offline)
 #   make serve   explore, verify and query the KG in a browser on http://127.0.0.1:8000/
 # See the README for the rest.
@@ -14,7 +14,7 @@ ENDPOINT ?=
 export HF_HUB_DISABLE_TELEMETRY := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: all venv system-deps wordnet corpus link qa-model extract kg export eval serve test bench docs clean help
+.PHONY: all venv system-deps wordnet corpus link qa-model gate-model tagger-model extract kg export eval serve test bench docs clean help
 
 all: kg
 
@@ -53,7 +53,13 @@ link: corpus
 qa-model: venv
 	$(CK) kg train-qa --if-missing
 
-extract: corpus qa-model
+gate-model: venv
+	$(CK) kg train-gate --if-missing
+
+tagger-model: venv
+	$(CK) kg train-tagger --if-missing
+
+extract: corpus gate-model qa-model
 	$(CK) kg extract
 
 kg: link extract

@@ -122,6 +122,7 @@ class Registry:
 CATALOG: dict[str, dict[str, str]] = {
     "extractor": {
         "qa.v1": "causalkg.kg.extractors.qa:create",
+        "tagger.v1": "causalkg.kg.extractors.tagger:create",
         "patterns.v1": "causalkg.kg.extractors.patterns:create",
         "llm.v1": "causalkg.kg.extractors.llm:create",
     },

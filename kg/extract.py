@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 
 STAGE = "kg.extract"
 # Keys of [extract] that do not change what a shard holds.
-_IO_KEYS = {"input", "output", "shard_size", "extractor", "device", "batch_size"}
+_IO_KEYS = {"input", "output", "shard_size", "extractor", "device", "batch_size", "gate_batch_size", "tagger_batch_size"}
 
 
 @dataclass
@@ -67,14 +67,45 @@ def side_paths(output: Path) -> tuple[Path, Path]:
     return output.with_name(f"{stem}.shards"), output.with_name(f"{stem}.manifest.json")
 
 
-def make_segmenter(cfg: Config) -> Segmenter:
-    """The sentence splitter with the configured cue lexicon."""
+def make_segmenter(cfg: Config, *, with_gate: bool = False) -> Segmenter:
+    """The sentence splitter with the configured cue lexicon; ``with_gate``: and the learned
+    gate (``make_gate``) that marks which sentences are read."""
     ex = cfg["extract"]
     seg = Segmenter(max_sentence_chars=ex["max_sentence_chars"])
     cues = load_lexicon(BASE_CUES, CNC_CUES, min_count=int(ex["cue_min_count"]),
                         min_precision=float(ex["cue_min_precision"]))
     seg.cue_matcher = CueMatcher(seg.nlp, cues)
+    if with_gate:
+        seg.gate = make_gate(cfg)
     return seg
+
+
+def make_gate(cfg: Config) -> Any:
+    """The learned sentence gate (``kg.gate.SentenceGate``) when ``extract.gate`` is "learned"
+    and ``extract.candidates_only`` is on; None otherwise (the cue gate, or every sentence).
+    Raises ConfigError for an unknown gate, ModelError when the gate model is missing."""
+    ex = cfg["extract"]
+    kind = str(ex["gate"])
+    if kind not in ("learned", "cues"):
+        raise ConfigError(f"extract.gate must be 'learned' or 'cues', not {kind!r}")
+    if kind != "learned" or not ex["candidates_only"]:
+        return None
+    from causalkg.kg.gate import SentenceGate
+
+    t = float(ex["gate_threshold"])
+    return SentenceGate(cfg.path("extract.gate_model"), device=ex["device"], batch_size=int(ex["gate_batch_size"]),
+                        threshold=None if t < 0 else t)
+
+
+def _gate_settings(cfg: Config) -> dict[str, Any]:
+    ex = cfg["extract"]
+    if ex["gate"] != "learned" or not ex["candidates_only"]:
+        return {"gate": ex["gate"] if ex["candidates_only"] else "none"}
+    folder = cfg.path("extract.gate_model")
+    weights = folder / "gate.npz"
+    return {"gate": "learned", "model": str(folder),
+            "sha256": file_sha256(weights) if weights.is_file() else None,
+            "manifest_sha256": file_sha256(folder / "manifest.json") if (folder / "manifest.json").is_file() else None}
 
 
 def prepare(record: dict[str, Any], segmenter: Segmenter) -> Document:
@@ -138,13 +169,19 @@ def _settings(cfg: Config, extractor_spec: str) -> dict[str, Any]:
     from causalkg.kg.extractors.patterns import PATTERNS
     from causalkg.kg.qa_decode import resolve_model_path
 
-    ex = {k: v for k, v in cfg["extract"].items() if k not in _IO_KEYS and not k.startswith("train_")}
+    ex = {k: v for k, v in cfg["extract"].items()
+          if k not in _IO_KEYS and not k.startswith(("train_", "gate_train", "tagger_train"))}
     out: dict[str, Any] = {"extract": ex, "extractor": extractor_spec,
-                           "lexicon": {"base": file_sha256(BASE_CUES), "cnc": file_sha256(CNC_CUES)}}
+                           "lexicon": {"base": file_sha256(BASE_CUES), "cnc": file_sha256(CNC_CUES)},
+                           "gate": _gate_settings(cfg)}
     spec = parse_spec(extractor_spec)
     if spec.backend == "qa":
         path, local = resolve_model_path(spec.arg or ex["qa_model"], cfg.base_dir)
         out["model"] = {"name": spec.arg or ex["qa_model"],
+                        "sha256": describe_input(path)["sha256"] if local else None}
+    elif spec.backend == "tagger":
+        path, local = resolve_model_path(spec.arg or ex["tagger_model"], cfg.base_dir)
+        out["model"] = {"name": spec.arg or ex["tagger_model"],
                         "sha256": describe_input(path)["sha256"] if local else None}
     elif spec.backend == "patterns":
         p = Path(spec.arg) if spec.arg else PATTERNS
@@ -218,8 +255,9 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
         segmenter = None
         ext = _RemoteExtractor(*pool.ray.get(pool.actors[0].identity.remote()))
     else:
-        segmenter = make_segmenter(cfg)
         ext = extractor_obj or (extractor_factory() if extractor_factory is not None else create_extractor(spec, cfg))
+        segmenter = make_segmenter(cfg, with_gate=True)
+    gate = segmenter.gate if segmenter is not None else None
     load_seconds = time.perf_counter() - t_load
     run_fp = fingerprint(settings, ext.describe())
     shards_dir.mkdir(parents=True, exist_ok=True)
@@ -284,7 +322,8 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     candidates = totals.get("candidates", 0)
     notes = []
     if sentences:
-        notes.append(f"candidate filter kept {candidates} of {sentences} sentences ({100 * candidates / sentences:.1f}%)")
+        notes.append(f"the {_gate_settings(cfg)['gate']} gate kept {candidates} of {sentences} sentences "
+                     f"({100 * candidates / sentences:.1f}%)")
     if stats.skipped:
         notes.append(f"{stats.skipped} invalid input lines skipped (--lenient); first: {stats.errors[0]}")
     if ext.name == "llm" and totals.get("not_in_text"):
@@ -292,7 +331,8 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     manifest = build_manifest(
         STAGE, cfg, inputs={"input": in_path}, counts=totals,
         timings={"total": seconds, "load": load_seconds},
-        models={"extractor": ext.describe()}, notes=notes,
+        models={"extractor": ext.describe(), "gate": gate.describe() if gate is not None else _gate_settings(cfg)},
+        notes=notes,
         extra={"settings": settings, "limit": limit, "extractor_stats": ext.stats(), "engine": engine,
                **({"ray": ray_stats.to_dict()} if engine == "ray" else {})},
     )
@@ -353,6 +393,8 @@ def _numeric(stats: dict[str, Any]) -> dict[str, int]:
 def _shard_output(records: list[dict], segmenter: Segmenter, ext: Extractor) -> tuple[str, dict[str, int]]:
     """A shard's extraction lines (the shard file's exact text) and its counts."""
     docs = [prepare(r, segmenter) for r in records]
+    if getattr(segmenter, "gate", None) is not None:
+        segmenter.gate.mark([s for d in docs for s in d.sentences])
     order = {d.id: i for i, d in enumerate(docs)}
     before = _numeric(ext.stats())
     out = sort_records(ext.extract(docs), order)
@@ -385,8 +427,8 @@ class ShardWorker:
     load per actor), then turns shards of records into (shard text, counts)."""
 
     def __init__(self, cfg: Config, spec: str, factory: Any = None):
-        self.segmenter = make_segmenter(cfg)
         self.ext = factory() if factory is not None else create_extractor(spec, cfg)
+        self.segmenter = make_segmenter(cfg, with_gate=True)
 
     def identity(self) -> tuple[str, Any]:
         return self.ext.name, self.ext.describe()

@@ -169,6 +169,26 @@ def split_records(records: Iterable[Mapping[str, Any]], fraction: float) -> tupl
     return train, val
 
 
+TEST_SALT = "causalkg-test-v1"
+
+
+def split_three(records: Iterable[Mapping[str, Any]], fraction: float,
+                test_share: float = 0.5) -> tuple[list, list, list]:
+    """(train, validation, test) lists by ``group``: the groups ``split_records`` puts in
+    validation are shared between validation (model selection) and test (held out of training
+    and selection alike; only the benchmarks read it), ``test_share`` of them to test. The train
+    side is exactly ``split_records``'s, so every model trained on it sees the same documents."""
+    train, val, test = [], [], []
+    for rec in records:
+        if not is_validation(rec["group"], fraction):
+            train.append(dict(rec))
+        elif is_validation(rec["group"], test_share, salt=TEST_SALT):
+            test.append(dict(rec))
+        else:
+            val.append(dict(rec))
+    return train, val, test
+
+
 # --- questions --------------------------------------------------------------------------------
 
 

@@ -7,8 +7,9 @@ into paragraphs at line breaks first (a sentence never crosses one) and any para
 than ``max_chunk_chars`` is cut at a space, so texts over spaCy's 1,000,000-character limit are
 fine; a "sentence" longer than ``max_sentence_chars`` (a list, a table row) is cut at spaces too.
 
-A sentence is a *candidate* when it carries a causal cue (``kg.cues``) or mentions the
-document concept (its label or aliases). Mentions of the page's other event concepts are found
+A sentence is a *candidate* when the learned gate (``kg.gate``, the default) scores it as
+causal; with ``extract.gate = "cues"``, when it carries a causal cue (``kg.cues``) or mentions
+the document concept (its label or aliases). Mentions of the page's other event concepts are found
 too: the QA extractor asks about them (anchored questions). Flow: corpus document -> sentences
 -> candidates -> extractors (``kg.extractors``).
 """
@@ -47,6 +48,9 @@ class Sentence:
     section: str | None = None
     cues: list[CueMatch] = field(default_factory=list)
     mentions: list[Mention] = field(default_factory=list)
+    # Set by the learned gate (kg.gate.SentenceGate.mark); None when no gate scored it.
+    gate_score: float | None = None
+    gate_pass: bool | None = None
 
     @property
     def concept_mentions(self) -> list[Mention]:
@@ -54,6 +58,10 @@ class Sentence:
 
     @property
     def is_candidate(self) -> bool:
+        """The learned gate's decision when it scored this sentence, else the cue gate's: a
+        causal cue or a mention of the document concept."""
+        if self.gate_pass is not None:
+            return self.gate_pass
         return bool(self.cues) or bool(self.concept_mentions)
 
     def ref(self) -> dict[str, Any]:
@@ -159,6 +167,7 @@ class Segmenter:
                  min_mention_chars: int = 3):
         self.nlp = nlp or make_nlp()
         self.cue_matcher = cue_matcher
+        self.gate: Any = None  # a kg.gate.SentenceGate that kg.extract runs over each shard's sentences
         # spaCy refuses texts over nlp.max_length (1,000,000 by default).
         self.max_chunk_chars = max(1000, min(int(max_chunk_chars), int(self.nlp.max_length)))
         self.max_sentence_chars = max(50, int(max_sentence_chars))

@@ -187,3 +187,66 @@ def pair_scores(sentences: Iterable[tuple[Sequence[tuple[str, str]], Sequence[tu
     for predicted, gold in sentences:
         s.add(predicted, gold)
     return s
+
+
+def _stop_tokens() -> frozenset[str]:
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(STOP_WORDS)
+
+
+def content_tokens(text: str) -> set[str]:
+    """The normalised tokens of a span that are not English stop words (the whole token set
+    when the span has nothing else)."""
+    toks = normalize(text).split()
+    stop = _stop_tokens()
+    content = {t for t in toks if t not in stop}
+    return content or set(toks)
+
+
+@dataclass
+class PairMatch:
+    """End-to-end pair precision / recall / F1: a predicted (cause, effect) pair matches a gold
+    pair when its cause shares a content token with the gold cause and its effect with the gold
+    effect (token overlap; normalised as SQuAD, stop words aside). Pairs of a sentence are
+    matched one to one, greedily by the summed token F1 of cause and effect. ``strict`` also
+    counts matches whose cause and effect token F1 both reach 0.5."""
+
+    tp: int = 0
+    strict_tp: int = 0
+    n_pred: int = 0
+    n_gold: int = 0
+
+    def add(self, predicted: Sequence[tuple[str, str]], gold: Sequence[tuple[str, str]]) -> None:
+        self.n_pred += len(predicted)
+        self.n_gold += len(gold)
+        pt = [(content_tokens(c), content_tokens(e)) for c, e in predicted]
+        gt = [(content_tokens(c), content_tokens(e)) for c, e in gold]
+        scored = []
+        for i, (pc, pe) in enumerate(pt):
+            for j, (gc, ge) in enumerate(gt):
+                if pc & gc and pe & ge:
+                    fc = token_prf(predicted[i][0], gold[j][0])[2]
+                    fe = token_prf(predicted[i][1], gold[j][1])[2]
+                    scored.append((fc + fe, min(fc, fe), i, j))
+        used_p: set[int] = set()
+        used_g: set[int] = set()
+        for total, low, i, j in sorted(scored, key=lambda x: (-x[0], x[2], x[3])):
+            if i in used_p or j in used_g:
+                continue
+            used_p.add(i)
+            used_g.add(j)
+            self.tp += 1
+            self.strict_tp += int(low >= 0.5)
+
+    @staticmethod
+    def _prf(tp: int, n_pred: int, n_gold: int) -> tuple[float, float, float]:
+        p = tp / n_pred if n_pred else 0.0
+        r = tp / n_gold if n_gold else 0.0
+        return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+    def as_dict(self) -> dict[str, float]:
+        p, r, f = self._prf(self.tp, self.n_pred, self.n_gold)
+        sp, sr, sf = self._prf(self.strict_tp, self.n_pred, self.n_gold)
+        return {"precision": p, "recall": r, "f1": f, "strict_precision": sp, "strict_recall": sr, "strict_f1": sf,
+                "pred": float(self.n_pred), "gold": float(self.n_gold), "matched": float(self.tp)}

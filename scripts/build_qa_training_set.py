@@ -5,7 +5,8 @@ Reads (once, by the maintainers; a fresh clone never needs to run this):
   <source>/causal-news-corpus/train_subtask1.csv, train_subtask2.csv   (CC0 1.0)
   <source>/semeval2010-task8/TRAIN_FILE.TXT                            (CC BY 3.0)
 Writes:
-  snapshots/qa-training/train.jsonl, val.jsonl   gold sentences (kg.qa_data), split by document
+  snapshots/qa-training/train.jsonl, val.jsonl, test.jsonl   gold sentences (kg.qa_data), split
+      by document; test.jsonl is held out of every model's training and selection (bench only)
   snapshots/qa-training/stats.json               counts and SHA-256 of the inputs and outputs
   kg/lexicon/cues_cnc.tsv                        signal phrases of the CNC train split
 
@@ -41,10 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     se = src / "semeval2010-task8" / "TRAIN_FILE.TXT"
     records = qa_data.read_cnc(s1, s2) + qa_data.read_semeval(se)
     records.sort(key=lambda r: r["id"])
-    train, val = qa_data.split_records(records, args.val_fraction)
+    train, val, test = qa_data.split_three(records, args.val_fraction)
     out = Path(args.out)
     write_jsonl(out / "train.jsonl", train)
     write_jsonl(out / "val.jsonl", val)
+    write_jsonl(out / "test.jsonl", test)
 
     import spacy
 
@@ -73,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         "inputs": {p.name: file_sha256(p) for p in (s1, s2, se)},
         "train": {**counts(train), "sha256": file_sha256(out / "train.jsonl")},
         "val": {**counts(val), "sha256": file_sha256(out / "val.jsonl")},
+        "test": {**counts(test), "sha256": file_sha256(out / "test.jsonl")},
         "cues_cnc": {"phrases": len(qa_data_rows), "sha256": file_sha256(args.cues)},
     }
     write_json(out / "stats.json", stats)

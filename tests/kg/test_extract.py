@@ -20,6 +20,9 @@ from tests.conftest import FIXTURES
 
 FIX = FIXTURES / "extract"
 WIKI = FIX / "wiki_docs.jsonl"
+# These tests are about the stage's mechanics and the QA extractor: the cue gate needs no model
+# (tests/kg/test_gate.py covers the learned gate).
+CUE_GATE = {"extract.gate": "cues"}
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +59,7 @@ def small_wiki(tmp_path_factory):
 
 def qa_cfg(model, **over):
     overrides = {"extract.qa_model": str(model), "extract.device": "cpu", "extract.null_threshold_from_model": False,
+                 "extract.gate": "cues",
                  "extract.null_threshold": -1e9, "extract.min_score": 0.0, "extract.shard_size": 2}
     overrides.update(over)
     return load_config(search_cwd=False, overrides=overrides)
@@ -208,7 +212,7 @@ def test_the_model_manifest_threshold_is_used_unless_turned_off(trained_tiny):
 
 
 def test_patterns_on_text_jsonl_and_corpus_jsonl(tmp_path):
-    cfg = load_config(search_cwd=False)
+    cfg = load_config(search_cwd=False, overrides=CUE_GATE)
     text_in = tmp_path / "texts.jsonl"
     # Invented edge cases: an empty document, a non-English one, an integer id.
     text_in.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [
@@ -256,13 +260,13 @@ def test_resume_after_an_interrupted_run_gives_the_same_output(trained_tiny, sma
 
 
 def test_unchanged_inputs_and_settings_skip_the_work(tmp_path):
-    cfg = load_config(search_cwd=False)
+    cfg = load_config(search_cwd=False, overrides=CUE_GATE)
     out = tmp_path / "x.jsonl"
     first = extract(cfg, extractor="patterns", input=WIKI, output=out)
     assert not first.skipped
     second = extract(cfg, extractor="patterns", input=WIKI, output=out)
     assert second.skipped and second.extractions == first.extractions
-    changed = load_config(search_cwd=False, overrides={"extract.candidates_only": False})
+    changed = load_config(search_cwd=False, overrides={**CUE_GATE, "extract.candidates_only": False})
     third = extract(changed, extractor="patterns", input=WIKI, output=out)
     assert not third.skipped and third.counts["shards_resumed"] == 0
     out.write_text("tampered\n")
@@ -270,7 +274,7 @@ def test_unchanged_inputs_and_settings_skip_the_work(tmp_path):
 
 
 def test_bad_input_lines_fail_with_path_and_line_or_are_skipped_when_lenient(tmp_path):
-    cfg = load_config(search_cwd=False)
+    cfg = load_config(search_cwd=False, overrides=CUE_GATE)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "text": "The storm caused floods."}\n{"id": "b"}\nnot json\n', encoding="utf-8")
     with pytest.raises(SchemaError, match=r"bad.jsonl:2: text: Field required"):
@@ -317,7 +321,7 @@ def test_cli_extract_qa_with_a_model_flag(cli, in_tmp, trained_tiny):
     shutil.copy(WIKI, in_tmp / "docs.jsonl")
     r = cli("kg", "extract", "--extractor", f"qa:{trained_tiny}", "--input", "docs.jsonl", "--limit", "1",
             "--set", "extract.null_threshold_from_model=false", "--set", "extract.null_threshold=-1000.0",
-            "--set", "extract.min_score=0.0")
+            "--set", "extract.min_score=0.0", "--set", "extract.gate=cues")
     assert r.code == 0, r.err
     recs = read(in_tmp / "data" / "kg" / "extractions.jsonl")
     assert recs and {x["doc_id"] for x in recs} == {"1"} and {x["model"] for x in recs} == {str(trained_tiny)}

@@ -54,7 +54,7 @@ def storm_doc():
 
 
 def cfg(**over):
-    overrides = {"llm.base_url": "http://127.0.0.1:9/v1", "extract.llm_max_attempts": 3}
+    overrides = {"llm.base_url": "http://127.0.0.1:9/v1", "extract.llm_max_attempts": 3, "extract.gate": "cues"}
     overrides.update(over)
     return load_config(search_cwd=False, overrides=overrides)
 

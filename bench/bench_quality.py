@@ -1,0 +1,120 @@
+"""End-to-end pair F1 of ``causalkg kg extract`` on held-out news sentences, and speed.
+
+    python -m bench quality
+
+Input (no ``../shared``): the Causal News Corpus sentences of ``snapshots/qa-training/test.jsonl``
+(CC0; the held-out documents of ``kg.qa_data.split_three``: no model of this repository trains or
+selects on them), one ``{"id", "text"}`` record per gold causal sentence, exactly as a user would
+feed raw text to ``causalkg kg extract``.
+
+Each configuration runs the real stage (``kg.extract.extract``) with the defaults of
+``causalkg/defaults.toml`` and the overrides named in its row. A predicted (cause, effect) pair
+matches a gold pair when both spans share a content token with the gold spans, one to one per
+sentence (``kg.span_metrics.PairMatch``); "strict" also asks token F1 >= 0.5 on both sides.
+Rows: the default; the previous default (QA behind the cue gate) and QA reading every sentence
+(the baselines); the tagger and QA behind each gate. Speed: sentences/s of each run, model
+loading excluded (the stage's ``load`` timing), on the CPU threads torch has (2 here).
+
+The models are the ones ``make kg`` trains (``models/causal-gate``, ``models/causal-tagger``,
+``models/causal-qa``), trained now when missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from bench import timed
+from causalkg.config import load_config
+from causalkg.tables import render_table
+
+REPO = Path(__file__).resolve().parents[1]
+TEST = REPO / "snapshots" / "qa-training" / "test.jsonl"
+ISSUE_BASELINE = {"precision": 0.75, "recall": 0.18, "f1": 0.28}  # issue 13: QA behind the cue gate, measured on news sentences
+
+
+def held_out() -> list[dict]:
+    out = []
+    with open(TEST, encoding="utf-8") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            if rec["source"] == "cnc" and rec["causal"] and rec["relations"]:
+                out.append(rec)
+    return out
+
+
+def ensure_models() -> None:
+    from causalkg.kg.gate import train_gate
+    from causalkg.kg.tagger import train_tagger
+    from causalkg.kg.train_qa import train_qa
+
+    cfg = load_config(search_cwd=False)
+    for name, fn in (("gate", train_gate), ("tagger", train_tagger), ("qa", train_qa)):
+        with timed() as t:
+            res = fn(cfg, if_missing=True)
+        if not res.skipped:
+            print(f"(trained the {name} model in {t.seconds:.0f} s)\n")
+
+
+def run(records: list[dict], workdir: Path, name: str, overrides: dict) -> dict:
+    from causalkg.kg.extract import extract
+    from causalkg.kg.span_metrics import PairMatch
+
+    cfg = load_config(search_cwd=False, overrides={"paths.data": str(workdir / "data"), **overrides})
+    inp = workdir / "sentences.jsonl"
+    out = workdir / f"{name}.jsonl"
+    res = extract(cfg, input=inp, output=out, force=True)
+    manifest = json.loads(res.manifest_path.read_text(encoding="utf-8"))
+    by_id: dict[str, list] = {}
+    with open(out, encoding="utf-8") as fh:
+        for line in fh:
+            r = json.loads(line)
+            by_id.setdefault(r["doc_id"], []).append((r["cause"]["text"], r["effect"]["text"]))
+    m = PairMatch()
+    for rec in records:
+        m.add(by_id.get(rec["id"], []), [(g["cause"]["text"], g["effect"]["text"]) for g in rec["relations"]])
+    run_seconds = manifest["timings"]["total"] - manifest["timings"].get("load", 0.0)
+    return {**m.as_dict(), "seconds": run_seconds, "read": res.counts.get("candidates", 0),
+            "sentences": res.counts.get("sentences", 0), "extractor": manifest["settings"]["extractor"]}
+
+
+def main() -> None:
+    import torch
+
+    ensure_models()
+    records = held_out()
+    defaults = load_config(search_cwd=False)["extract"]
+    configs = [
+        (f"default ({defaults['extractor']}, {defaults['gate']} gate)", {}),
+        ("qa, cue gate (previous default; baseline)", {"extract.extractor": "qa", "extract.gate": "cues"}),
+        ("qa, every sentence (baseline)", {"extract.extractor": "qa", "extract.candidates_only": False}),
+        ("qa, learned gate", {"extract.extractor": "qa", "extract.gate": "learned"}),
+        ("tagger, learned gate", {"extract.extractor": "tagger", "extract.gate": "learned"}),
+        ("tagger, every sentence", {"extract.extractor": "tagger", "extract.candidates_only": False}),
+        ("tagger, cue gate", {"extract.extractor": "tagger", "extract.gate": "cues"}),
+    ]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        with open(work / "sentences.jsonl", "w", encoding="utf-8") as fh:
+            for rec in records:
+                fh.write(json.dumps({"id": rec["id"], "text": rec["text"]}, ensure_ascii=False) + "\n")
+        for k, (name, over) in enumerate(configs):
+            r = run(records, work, f"run{k}", over)
+            rows.append({"configuration": name, "pred": int(r["pred"]), "matched": int(r["matched"]),
+                         "P": r["precision"], "R": r["recall"], "F1": r["f1"], "strict F1": r["strict_f1"],
+                         "read": f"{r['read']}/{r['sentences']}", "sentences/s": r["sentences"] / max(r["seconds"], 1e-9)})
+    n_gold = sum(len(r["relations"]) for r in records)
+    print(f"### End-to-end pair F1 of `kg extract` on held-out CNC sentences ({len(records)} sentences, "
+          f"{n_gold} gold pairs; torch threads {torch.get_num_threads()}, {os.cpu_count()} CPUs)\n")
+    print(render_table(rows, ["configuration", "pred", "matched", "P", "R", "F1", "strict F1", "read", "sentences/s"],
+                       "md", floatfmt=".3g"))
+    b = ISSUE_BASELINE
+    print(f"\nIssue 13's figure for the previous default on news sentences: P {b['precision']} R {b['recall']} "
+          f"F1 {b['f1']}. Target: F1 >= 0.65.\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+#!/usr/bin/env python
+"""Derive the gate training snapshot (causal vs not, one sentence a line) from the raw datasets.
+
+Reads (once, by the maintainers; a fresh clone never needs to run this):
+  <source>/causal-news-corpus/train_subtask1.csv   (CC0 1.0): every sentence, label 1 = causal
+  <source>/semeval2010-task8/TRAIN_FILE.TXT        (CC BY 3.0): every sentence; causal when its
+                                                   relation is Cause-Effect(e1,e2) or (e2,e1)
+Writes:
+  snapshots/gate-training/train.jsonl, val.jsonl, test.jsonl   {"id", "source", "group", "text",
+      "causal", "label"}, split by document exactly as snapshots/qa-training (kg.qa_data.split_three)
+  snapshots/gate-training/stats.json   counts and SHA-256 of the inputs and outputs
+
+    python scripts/build_gate_training_set.py --source ../shared/data
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from causalkg.jsonl import write_json, write_jsonl  # noqa: E402
+from causalkg.manifest import file_sha256  # noqa: E402
+from causalkg.kg import qa_data  # noqa: E402
+
+
+def read_cnc_subtask1(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    out = []
+    for row in rows:
+        doc, sent = row["index"].rsplit("_", 1)
+        label = row["label"].strip()
+        out.append({"id": f"cnc:{doc}:{sent}", "source": "cnc", "group": f"cnc:{doc}", "text": row["text"],
+                    "causal": label == "1", "label": label})
+    return out
+
+
+def read_semeval_all(path: Path) -> list[dict]:
+    raw = path.read_text(encoding="utf-8-sig").replace("\r", "")
+    out = []
+    for block in (b for b in raw.split("\n\n") if b.strip()):
+        lines = block.strip().split("\n")
+        sid, quoted = lines[0].split("\t", 1)
+        label = lines[1].strip()
+        text = quoted.strip()
+        if text.startswith('"') and text.endswith('"'):
+            text = text[1:-1]
+        for tag in ("<e1>", "</e1>", "<e2>", "</e2>"):
+            text = text.replace(tag, "")
+        out.append({"id": f"semeval:{sid}", "source": "semeval", "group": f"semeval:{sid}", "text": text,
+                    "causal": label.startswith("Cause-Effect"), "label": label})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--source", default=str(REPO.parent / "shared" / "data"), help="folder of the raw datasets")
+    ap.add_argument("--out", default=str(REPO / "snapshots" / "gate-training"))
+    ap.add_argument("--val-fraction", type=float, default=0.15)
+    args = ap.parse_args(argv)
+
+    src = Path(args.source)
+    s1 = src / "causal-news-corpus" / "train_subtask1.csv"
+    se = src / "semeval2010-task8" / "TRAIN_FILE.TXT"
+    records = read_cnc_subtask1(s1) + read_semeval_all(se)
+    records.sort(key=lambda r: r["id"])
+    train, val, test = qa_data.split_three(records, args.val_fraction)
+    out = Path(args.out)
+    for name, recs in (("train", train), ("val", val), ("test", test)):
+        write_jsonl(out / f"{name}.jsonl", recs)
+
+    def counts(recs):
+        return {
+            "sentences": len(recs),
+            "causal": sum(r["causal"] for r in recs),
+            "by_source": {s: {"sentences": sum(r["source"] == s for r in recs),
+                              "causal": sum(r["source"] == s and r["causal"] for r in recs)}
+                          for s in ("cnc", "semeval")},
+        }
+
+    stats = {
+        "val_fraction": args.val_fraction,
+        "test_share_of_val": 0.5,
+        "inputs": {p.name: file_sha256(p) for p in (s1, se)},
+        **{name: {**counts(recs), "sha256": file_sha256(out / f"{name}.jsonl")}
+           for name, recs in (("train", train), ("val", val), ("test", test))},
+    }
+    write_json(out / "stats.json", stats)
+    print(json.dumps(stats, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

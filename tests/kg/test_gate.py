@@ -1,0 +1,123 @@
+"""The learned sentence gate (kg.gate): training on a slice of the shipped gate data with the
+real offline MiniLM encoder, the tuned threshold, marking sentences, and the extraction stage
+reading only what the gate keeps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from causalkg.config import load_config
+from causalkg.errors import ConfigError, ModelError
+from causalkg.kg.extract import extract, make_gate, make_segmenter, prepare
+from causalkg.kg.gate import SentenceGate, curve, threshold_for_recall, train_gate
+from causalkg.kg.span_metrics import PairMatch
+
+from tests.conftest import FIXTURES
+
+REPO = Path(__file__).resolve().parents[2]
+SNAP = REPO / "snapshots" / "gate-training"
+
+
+def _slice(path: Path, n_pos: int, n_neg: int) -> list[str]:
+    pos, neg = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if rec["source"] != "cnc":
+            continue
+        (pos if rec["causal"] else neg).append(line + "\n")
+    return pos[:n_pos] + neg[:n_neg]
+
+
+@pytest.fixture(scope="module")
+def gate_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("gate")
+    data = root / "data"
+    data.mkdir()
+    (data / "train.jsonl").write_text("".join(_slice(SNAP / "train.jsonl", 25, 25)), encoding="utf-8")
+    (data / "val.jsonl").write_text("".join(_slice(SNAP / "val.jsonl", 10, 10)), encoding="utf-8")
+    cfg = load_config(search_cwd=False, overrides={"extract.gate_train_data": str(data), "extract.device": "cpu",
+                                                   "extract.gate_target_recall": 0.9})
+    res = train_gate(cfg, output=root / "causal-gate")
+    assert not res.skipped
+    return root / "causal-gate", cfg
+
+
+def test_threshold_keeps_the_target_share_of_positives():
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.1, 0.05])
+    y = np.array([1, 0, 1, 1, 0, 1, 0])
+    t = threshold_for_recall(scores, y, 0.75)
+    assert t == pytest.approx(0.6)  # 3 of the 4 positives score >= 0.6
+    row = curve(scores, y, [t])[0]
+    assert row["recall"] == 0.75 and row["kept"] == pytest.approx(4 / 7, abs=1e-4)
+    assert threshold_for_recall(scores, y, 1.0) == pytest.approx(0.1)
+
+
+def test_training_tunes_a_threshold_on_validation_and_skips_when_current(gate_dir):
+    folder, cfg = gate_dir
+    manifest = json.loads((folder / "manifest.json").read_text())
+    v = manifest["validation"]
+    assert v["at_threshold"]["recall"] >= 0.9
+    assert manifest["recommended"]["threshold"] == v["threshold"]
+    # Trained on 50 sentences, the gate already ranks the validation sentences better than chance.
+    assert max(t["val_average_precision"] for t in v["tried"]) > 0.6
+    again = train_gate(cfg, output=folder, if_missing=True)
+    assert again.skipped and "current" in again.reason
+
+
+def test_mark_sets_scores_and_decisions(gate_dir):
+    folder, cfg = gate_dir
+    gate = SentenceGate(folder, device="cpu")
+    seg = make_segmenter(cfg)
+    doc = prepare({"id": "d", "text": "The earthquake caused a tsunami that destroyed the town. "
+                                        "The town hall is a red building."}, seg)
+    gate.mark(doc.sentences)
+    assert len(doc.sentences) == 2
+    for s in doc.sentences:
+        assert 0.0 <= s.gate_score <= 1.0
+        assert s.is_candidate == (s.gate_score >= gate.threshold)
+    assert doc.sentences[0].gate_score > doc.sentences[1].gate_score
+    stiff = SentenceGate(folder, device="cpu", threshold=1.01, encoder=gate.encoder)
+    stiff.mark(doc.sentences)
+    assert not any(s.is_candidate for s in doc.sentences)
+
+
+def test_extract_reads_only_what_the_gate_keeps(gate_dir, tmp_path):
+    folder, _ = gate_dir
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps({"id": f"s{i}", "text": t}) + "\n" for i, t in enumerate([
+        "Heavy rain caused floods across the region.", "The museum opens at nine."])), encoding="utf-8")
+    base = {"extract.gate_model": str(folder), "extract.device": "cpu"}
+    shut = load_config(search_cwd=False, overrides={**base, "extract.gate_threshold": 1.01})
+    res = extract(shut, extractor="patterns", input=inp, output=tmp_path / "a.jsonl")
+    assert res.counts["sentences"] == 2 and res.counts["candidates"] == 0 and res.extractions == 0
+    manifest = json.loads(res.manifest_path.read_text())
+    assert manifest["models"]["gate"]["threshold"] == 1.01
+    cues = load_config(search_cwd=False, overrides={**base, "extract.gate": "cues"})
+    res = extract(cues, extractor="patterns", input=inp, output=tmp_path / "b.jsonl")
+    assert res.counts["candidates"] == 1 and res.extractions >= 1  # "caused" is a cue
+
+
+def test_a_missing_gate_model_or_an_unknown_gate_is_one_clear_error(tmp_path):
+    cfg = load_config(search_cwd=False, overrides={"extract.gate_model": str(tmp_path / "none")})
+    with pytest.raises(ModelError, match="train-gate"):
+        make_gate(cfg)
+    with pytest.raises(ConfigError, match="extract.gate"):
+        make_gate(load_config(search_cwd=False, overrides={"extract.gate": "maybe"}))
+    assert make_gate(load_config(search_cwd=False, overrides={"extract.candidates_only": False})) is None
+
+
+def test_pair_match_is_token_overlap_one_to_one():
+    m = PairMatch()
+    gold = [("the police fired tear gas", "protesters fled"), ("protesters fled", "the square emptied")]
+    m.add([("police fired", "protesters fled the square"), ("tear gas", "they fled")], gold)
+    d = m.as_dict()
+    # The first prediction matches the first gold pair; the second shares no content token with
+    # the remaining gold pair's effect ("fled" vs "square emptied"): 1 of 2 both ways.
+    assert (d["matched"], d["precision"], d["recall"]) == (1.0, 0.5, 0.5)
+    m.add([("a", "b")], [])
+    assert m.as_dict()["precision"] == pytest.approx(1 / 3)
+    _ = FIXTURES
