@@ -299,6 +299,7 @@ def tagger_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: in
         "max_relations": int(ex["tagger_max_relations"]),
         "eval_every": int(ex["tagger_train_eval_every"]),
         "freeze_embeddings": bool(ex["train_freeze_embeddings"]),
+        "frozen_layers": int(ex["tagger_train_frozen_layers"]),
     }
     if plan["steps"] < 1 or plan["batch_size"] < 1 or plan["learning_rate"] <= 0:
         raise ConfigError("train-tagger needs steps >= 1, batch size >= 1 and a positive learning rate")
@@ -387,6 +388,11 @@ def train_tagger(cfg: Config, *, output: str | os.PathLike | None = None, data: 
         feats.append(f)
     if plan["freeze_embeddings"]:
         for p in model.base_model.embeddings.parameters():
+            p.requires_grad = False
+    # The lower layers stay as pre-trained: their backward pass is most of the cost on a CPU.
+    layers = getattr(getattr(model.base_model, "encoder", None), "layer", [])
+    for layer in list(layers)[: plan["frozen_layers"]]:
+        for p in layer.parameters():
             p.requires_grad = False
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=plan["learning_rate"],
                                   weight_decay=0.01)
