@@ -75,8 +75,9 @@ def run(records: list[dict], workdir: Path, name: str, overrides: dict) -> dict:
     m = PairMatch()
     for rec in records:
         m.add(by_id.get(rec["id"], []), [(g["cause"]["text"], g["effect"]["text"]) for g in rec["relations"]])
-    run_seconds = manifest["timings"]["total"] - manifest["timings"].get("load", 0.0)
-    return {**m.as_dict(), "seconds": run_seconds, "read": res.counts.get("candidates", 0),
+    run_seconds = manifest["timings_s"]["total"] - manifest["timings_s"].get("load", 0.0)
+    read = res.counts.get("sentences_read", res.counts.get("candidates", 0))
+    return {**m.as_dict(), "seconds": run_seconds, "read": read,
             "sentences": res.counts.get("sentences", 0), "extractor": manifest["settings"]["extractor"]}
 
 
