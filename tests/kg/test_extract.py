@@ -292,12 +292,14 @@ def test_bad_input_lines_fail_with_path_and_line_or_are_skipped_when_lenient(tmp
 
 def test_cli_extract_patterns_and_dry_run(cli, in_tmp):
     shutil.copy(WIKI, in_tmp / "docs.jsonl")
-    r = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--out", "out/ex.jsonl")
+    r = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--out", "out/ex.jsonl",
+            "--set", "extract.gate=cues")
     assert r.code == 0, r.err
     assert "extractions from 3 documents to out/ex.jsonl" in r.out
     assert "candidate sentences:" in r.out and "manifest: out/ex.manifest.json" in r.out
     assert (in_tmp / "out" / "ex.jsonl").is_file()
-    again = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--output", "out/ex.jsonl")
+    again = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--output", "out/ex.jsonl",
+                "--set", "extract.gate=cues")
     assert again.code == 0 and "is up to date" in again.out  # --output: the old name of --out
     assert again.err.splitlines()[0] == "warning: --output is deprecated; use --out"
     dry = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--dry-run")
@@ -313,6 +315,8 @@ def test_cli_extract_errors(cli, in_tmp):
     r = cli("kg", "extract", "--input", "t.jsonl")  # the default extractor is qa; no model trained here
     assert r.code == 1 and "error: QA model 'models/causal-qa' not found" in r.err
     assert "causalkg kg train-qa" in r.err
+    r = cli("kg", "extract", "--input", "t.jsonl", "--extractor", "patterns")  # the learned gate: no model here
+    assert r.code == 1 and "error: no trained sentence gate" in r.err and "causalkg kg train-gate" in r.err
     r = cli("kg", "extract", "--input", "t.jsonl", "--extractor", "nope")
     assert r.code == 2 and "error: unknown extractor 'nope'" in r.err and "patterns" in r.err
 
