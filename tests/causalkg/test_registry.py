@@ -87,7 +87,8 @@ def test_registry_list_command():
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["kind,name,aliases,target", "extractor,llm.v1,,causalkg.kg.extractors.llm:create",
                                      "extractor,patterns.v1,,causalkg.kg.extractors.patterns:create",
-                                     "extractor,qa.v1,,causalkg.kg.extractors.qa:create"]
+                                     "extractor,qa.v1,,causalkg.kg.extractors.qa:create",
+                                     "extractor,tagger.v1,,causalkg.kg.extractors.tagger:create"]
     bad = subprocess.run([sys.executable, "-m", "causalkg.cli", "registry", "list", "--kind", "store"],
                          capture_output=True, text=True, cwd=REPO)
     assert bad.returncode == 2 and bad.stderr.startswith("error: no registry of 'store' (choose one of: ")
