@@ -157,3 +157,31 @@ def test_a_missing_tagger_model_is_one_clear_error(tmp_path):
     cfg = load_config(search_cwd=False, overrides={"extract.tagger_model": "models/none-here"})
     with pytest.raises(ModelError, match="train-tagger"):
         create_extractor("tagger", cfg)
+
+
+def test_gold_tags_decode_back_to_the_gold_pairs(gold):
+    """Labels of the real tokenizer, decoded as if the model were certain of them, give every gold
+    pair back: the labelling and the decoding agree (pair F1 1.0 on the fixture's CNC sentences)."""
+    from transformers import AutoTokenizer
+
+    from causalkg.kg.span_metrics import PairMatch
+    from causalkg.kg.tagger import pass_prompt, relation_of
+    from causalkg.testing.tiny_models import minilm_dir
+
+    tok = AutoTokenizer.from_pretrained(minilm_dir())
+    m = PairMatch()
+    for rec in (r for r in gold if r["source"] == "cnc"):
+        found = []
+        for ex in tag_examples([rec], 4):
+            enc = tok(pass_prompt(ex.pass_index), ex.text, return_offsets_mapping=True)
+            labels = token_labels(enc["offset_mapping"], enc.sequence_ids(), ex.spans)
+            probs = np.full((len(labels), len(LABELS)), 0.01)
+            for i, label in enumerate(labels):
+                probs[i, max(label, 0)] = 0.9
+            rel = relation_of(decode_pass(ex.text, enc["offset_mapping"], enc.sequence_ids(), probs), ex.pass_index)
+            assert (rel is None) == (not ex.spans)
+            if rel is not None:
+                found.append((ex.text[rel.cause.start:rel.cause.end], ex.text[rel.effect.start:rel.effect.end]))
+        m.add(found, [(g["cause"]["text"], g["effect"]["text"]) for g in rec["relations"]])
+    d = m.as_dict()
+    assert d["gold"] == 12 and d["strict_f1"] == 1.0
