@@ -40,6 +40,7 @@ from causalkg.corpus.dump import default_workers
 from causalkg.corpus.jsondump import DumpFilter, JsonDumpEngine
 from causalkg.corpus.snapshot import SNAPSHOT_CAUSAL_PROPERTY, SnapshotEngine
 from causalkg.corpus.sparql import Engine, SPARQLClient
+from causalkg.layout import Layout
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +50,11 @@ OUTPUT_FILES = {"event_classes": "event_classes.jsonl", "concepts": "concepts.js
 
 
 def wikidata_dir(cfg: Config) -> Path:
-    return cfg.path("paths.data") / "wikidata"
+    return Layout.from_config(cfg).wikidata_dir
 
 
 def corpus_dir(cfg: Config) -> Path:
-    return cfg.path("paths.data") / "corpus"
+    return Layout.from_config(cfg).corpus_dir
 
 
 def make_client(cfg: Config, *, endpoint: str | None = None, refresh: bool = False,

@@ -52,13 +52,12 @@ from causalkg.errors import ConfigError, SchemaError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, iter_json_lines, read_jsonl, to_json_line, write_json
 from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.progress import progress
+from causalkg.layout import NESTED_FILE, PAIRS_FILE, default_paths, kg_dir
 from causalkg.kg import rdf
 
 log = logging.getLogger(__name__)
 
 LIFT_MODES = ("seed_classes", "instance_of", "both", "none")
-PAIRS_FILE = "causal_kg_pairs.jsonl"
-NESTED_FILE = "causal_kg.jsonl"
 TURTLE_FILE = "causal_kg.ttl"
 NT_DIR = "nt"
 GRAPHML_FILE = "causal_kg.graphml"
@@ -74,24 +73,6 @@ Hook = Callable[[str, Mapping[str, Any]], None]
 
 
 # --- inputs ----------------------------------------------------------------------------------
-
-
-def kg_dir(cfg: Config) -> Path:
-    """``<paths.data>/kg``: where extractions are read and the KG is written."""
-    return cfg.path("paths.data") / "kg"
-
-
-def default_paths(cfg: Config) -> dict[str, Path]:
-    data = cfg.path("paths.data")
-    # The extractor's own output setting, when there is one, so both steps agree on the file.
-    extractions = cfg.path("extract.output") if cfg.get("extract.output", None) else data / "kg" / "extractions.jsonl"
-    return {
-        "extractions": extractions,
-        "corpus": data / "corpus" / "corpus.jsonl",
-        "concepts": data / "wikidata" / "concepts.jsonl",
-        "base_kg": data / "wikidata" / "base_kg.jsonl",
-        "linking_manifest": data / "linking" / "manifest.json",
-    }
 
 
 def load_concepts(path: str | Path, *, lenient: bool = False) -> dict[str, Concept]:

@@ -35,6 +35,7 @@ from causalkg.distributed import ActorPool, RaySettings, RayStats, engine_of
 from causalkg.contracts import CorpusDocument, Extraction, TextRecord
 from causalkg.errors import ConfigError, SchemaError
 from causalkg.jsonl import ReadStats, atomic_write, format_validation_error, iter_json_lines
+from causalkg.layout import extract_input, extract_output
 from causalkg.manifest import build_manifest, describe_input, file_sha256, fingerprint
 from causalkg.progress import progress
 from causalkg.kg.cues import BASE_CUES, CNC_CUES, CueMatcher, load_lexicon
@@ -208,8 +209,8 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     """
     ex = cfg["extract"]
     spec = extractor or ex["extractor"]
-    in_path = Path(input) if input is not None else cfg.path("extract.input")
-    out_path = Path(output) if output is not None else cfg.path("extract.output")
+    in_path = Path(input) if input is not None else extract_input(cfg)
+    out_path = Path(output) if output is not None else extract_output(cfg)
     size = int(shard_size if shard_size is not None else ex["shard_size"])
     if size < 1:
         raise ConfigError("extract.shard_size must be at least 1")

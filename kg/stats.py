@@ -22,7 +22,8 @@ from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import read_jsonl
 from causalkg.manifest import read_manifest
 from causalkg.tables import render_table
-from causalkg.kg.assemble import PAIRS_FILE, default_paths, edge_rank, kg_dir, read_edges, reading_kg
+from causalkg.layout import PAIRS_FILE, default_paths, kg_dir
+from causalkg.kg.assemble import edge_rank, read_edges, reading_kg
 
 LEVELS = ("all", "class", "instance", "mixed")
 

@@ -34,10 +34,11 @@ from causalkg.config import Config
 from causalkg.contracts import BaseKGLine
 from causalkg.errors import ConfigError, SourceError, StoreError
 from causalkg.jsonl import read_jsonl
+from causalkg.layout import Layout, default_paths, kg_dir
 from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.tables import render_table
 from causalkg.kg import rdf
-from causalkg.kg.assemble import MANIFEST_FILE, default_paths, kg_dir, reading_kg
+from causalkg.kg.assemble import MANIFEST_FILE, reading_kg
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ QUERY_FORMATS = ("table", "md", "csv", "json")
 
 def store_dir(cfg: Config) -> Path:
     """``<paths.data>/store``: the store's folder (the database is in ``oxigraph/``)."""
-    return cfg.path("paths.data") / "store"
+    return Layout.from_config(cfg).store_dir
 
 
 def _named_node(iri: str, what: str):

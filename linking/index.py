@@ -39,6 +39,7 @@ from causalkg.contracts import Concept
 from causalkg.distributed import engine_of
 from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, read_jsonl, write_jsonl
+from causalkg.layout import Layout
 from causalkg.manifest import MANIFEST_NAME, build_manifest, file_sha256, read_manifest, write_manifest
 from causalkg.progress import progress
 from causalkg.linking.normalize import clean, fold
@@ -56,12 +57,12 @@ EMBED_CHUNK = 8192  # surface forms per encoder call during a build (one progres
 
 def index_dir(cfg: Config) -> Path:
     """``<paths.data>/linking``: where the index lives."""
-    return cfg.path("paths.data") / "linking"
+    return Layout.from_config(cfg).linking_dir
 
 
 def default_concepts_path(cfg: Config) -> Path:
     """``<paths.data>/wikidata/concepts.jsonl``: the vocabulary the corpus stage writes."""
-    return cfg.path("paths.data") / "wikidata" / "concepts.jsonl"
+    return Layout.from_config(cfg).concepts
 
 
 def build_settings(cfg: Config) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from typing import Any, Sequence
 from causalkg.config import Config
 from causalkg.errors import ConfigError
 from causalkg.jsonl import write_json
+from causalkg.layout import Layout
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.evaluation.graph.align import ORDERS, AGraph, _Problem, align_graphs, greedy_map, node_order, preprocess
 from causalkg.evaluation.graph.graphs import read_graphs
@@ -216,7 +217,7 @@ def agreement(
     counts = {"annotators": len(names), "units": len(common)}
     run = AgreementRun(rows, counts)
     if out_dir is None:
-        out_dir = cfg.path("paths.data") / "eval" / "agreement"
+        out_dir = Layout.from_config(cfg).eval_out("agreement")
     if out_dir:
         out = Path(out_dir)
         clean = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()} for r in rows]

@@ -57,6 +57,7 @@ import numpy as np
 from causalkg.config import Config
 from causalkg.errors import ConfigError
 from causalkg.jsonl import write_json, write_jsonl
+from causalkg.layout import Layout
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
 from causalkg.evaluation.graph.graphs import Graph, read_graphs
@@ -958,7 +959,7 @@ def align(
         run.tiers = {v: cosine_tiers([x["cosine"] for u in results if u.view == v for x in (u.node_pairs or [])])
                      for v in views}
     if out_dir is None:
-        out_dir = cfg.path("paths.data") / "eval" / "align"
+        out_dir = Layout.from_config(cfg).eval_out("align")
     if out_dir:
         out = Path(out_dir)
         write_jsonl(out / "units.jsonl", (u.row() for u in results))

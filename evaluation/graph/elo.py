@@ -32,6 +32,7 @@ from typing import Any, Iterable, Sequence
 from causalkg.config import Config
 from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import ReadStats, read_jsonl, write_json, write_jsonl
+from causalkg.layout import Layout
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.evaluation.graph.graphs import Graph, read_graphs
 
@@ -379,7 +380,7 @@ def elo(
     counts.update(judgements=len(js), units=len(units), ties=sum(1 for j in js if j.winner == TIE))
     run = EloRun(units, js, counts)
     if out_dir is None:
-        out_dir = cfg.path("paths.data") / "eval" / "elo"
+        out_dir = Layout.from_config(cfg).eval_out("elo")
     if out_dir:
         out = Path(out_dir)
         write_jsonl(out / "ratings.jsonl", run.rows())

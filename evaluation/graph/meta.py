@@ -26,6 +26,7 @@ import numpy as np
 from causalkg.config import Config
 from causalkg.errors import ConfigError
 from causalkg.jsonl import write_json, write_jsonl
+from causalkg.layout import Layout
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
 from causalkg.evaluation.graph.elo import elo_ratings, read_judgements, read_ratings
@@ -227,7 +228,7 @@ def meta(
               "units_scored": len(rows[0].rhos) if rows else 0, "unknown_rated_annotators": unknown}
     run = MetaRun(rows, counts)
     if out_dir is None:
-        out_dir = cfg.path("paths.data") / "eval" / "meta"
+        out_dir = Layout.from_config(cfg).eval_out("meta")
     if out_dir:
         out = Path(out_dir)
         write_jsonl(out / "meta.jsonl", ({"measure": r.measure, "theta": r.theta, "unit": u, "rho": rho}

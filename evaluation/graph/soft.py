@@ -40,6 +40,7 @@ import numpy as np
 from causalkg.config import Config
 from causalkg.errors import ConfigError
 from causalkg.jsonl import ReadStats, write_json, write_jsonl
+from causalkg.layout import Layout
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
 from causalkg.evaluation.graph.graphs import Edge, Graph, read_graphs
@@ -413,7 +414,7 @@ def soft(
                                assignment=assignment, measure=spec)
     run = SoftRun(results, counts)
     if out_dir is None:
-        out_dir = cfg.path("paths.data") / "eval" / "soft"
+        out_dir = Layout.from_config(cfg).eval_out("soft")
     if out_dir:
         out = Path(out_dir)
         write_jsonl(out / "units.jsonl", (

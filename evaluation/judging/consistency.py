@@ -54,6 +54,7 @@ from causalkg.config import Config
 from causalkg.contracts import FlatPair
 from causalkg.errors import ConfigError, SchemaError
 from causalkg.jsonl import ReadStats, format_validation_error, iter_json_lines, write_json, write_jsonl
+from causalkg.layout import Layout
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
 from causalkg.registry import Spec, parse_spec, registry, split_version
 
@@ -840,7 +841,7 @@ def consistency(
         "template": template if method == "tokenprob" else None, "input": describe_input(pairs)["sha256"],
     }
     if out is None:
-        root = cfg.path("paths.data") / "eval" / "consistency"
+        root = Layout.from_config(cfg).eval_out("consistency")
         out = root / judge_slug(judge_s) / f"{judge_slug(Path(pairs).stem)}-{fingerprint(settings)[:10]}"
     out = Path(out)
     plan = {"judge": judge_s, "method": method, "generator": settings["generator"], "pairs_in_file": len(all_pairs),
@@ -909,7 +910,7 @@ def load_judge_consistency(cfg: Config, judge_spec: str) -> dict[str, Any] | Non
         wanted = str(normalize_judge(judge_spec))
     except ConfigError:
         return None
-    root = cfg.path("paths.data") / "eval" / "consistency"
+    root = Layout.from_config(cfg).eval_out("consistency")
     best: dict[str, Any] | None = None
     for mpath in sorted(root.glob("*/*/manifest.json")):
         m = read_manifest(mpath.parent)

@@ -37,6 +37,7 @@ from causalkg.cache import DiskCache
 from causalkg.config import Config
 from causalkg.errors import ConfigError, SchemaError
 from causalkg.jsonl import ReadStats, iter_json_lines, write_json, write_jsonl
+from causalkg.layout import Layout
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.registry import Registry, Spec, parse_spec, registry, split_version
 
@@ -761,7 +762,7 @@ def sqc(
     unit_list, stats = read_units(units=units, predicted=predicted, gold=gold, texts=texts, templates=templates,
                                   unit_key=ev["sqc"]["unit_key"], lenient=lenient)
     name = Path(units or predicted).stem  # type: ignore[arg-type]
-    out = Path(out) if out is not None else cfg.path("paths.data") / "eval" / "sqc" / re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+    out = Path(out) if out is not None else Layout.from_config(cfg).eval_out("sqc") / re.sub(r"[^A-Za-z0-9._-]+", "_", name)
     plan = {"units": len(unit_list), "predicted": sum(len(u.predicted) for u in unit_list),
             "gold": sum(len(u.gold) for u in unit_list), "with_text": sum(1 for u in unit_list if u.text),
             "matcher": matcher_s, "complementer": complementer_s or "none", "tau": tau_v, "tau_percentile": pct,

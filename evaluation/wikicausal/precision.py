@@ -40,6 +40,7 @@ from typing import Any, Mapping, Sequence
 from causalkg.config import Config
 from causalkg.errors import ConfigError
 from causalkg.jsonl import atomic_write, write_jsonl
+from causalkg.layout import Layout
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.tables import render_table
 from causalkg.evaluation.wikicausal.judges import Judge, JudgeQuery, create_judge
@@ -458,7 +459,7 @@ def eval_precision(
     report = PrecisionReport(results, {"spec": judge.spec, **judge.describe()}, judge.usage(), settings,
                              consistency, notes, seconds=time.perf_counter() - started)
     if write:
-        root = Path(out) if out is not None else cfg.path("paths.data") / "eval" / "precision"
+        root = Path(out) if out is not None else Layout.from_config(cfg).eval_out("precision")
         write_precision_outputs(report, root, cfg=cfg, inputs={f"kg{i}": k for i, k in enumerate(kgs)})
     return report
 

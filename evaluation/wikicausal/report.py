@@ -23,6 +23,7 @@ from causalkg import __version__
 from causalkg.config import Config
 from causalkg.errors import CausalKGError
 from causalkg.jsonl import atomic_write
+from causalkg.layout import Layout
 from causalkg.manifest import build_manifest, now_iso, write_manifest
 from causalkg.tables import render_table
 from causalkg.evaluation.wikicausal.precision import NO_JUDGE_HINT, eval_precision, judge_consistency
@@ -87,7 +88,7 @@ class ReportResult:
 
 def report_inputs(cfg: Config) -> dict[str, list[Input]]:
     """What the report reads, grouped: KGs, Base KGs, corpus."""
-    data = cfg.path("paths.data")
+    lay = Layout.from_config(cfg)
     # The whole chain, not only its last step: outside a checkout there is no Makefile.
     make_kg = ("make kg (= causalkg corpus build; causalkg link build; causalkg kg train-qa --if-missing; "
                "causalkg kg extract; causalkg kg assemble)")
@@ -95,7 +96,7 @@ def report_inputs(cfg: Config) -> dict[str, list[Input]]:
     # meanwhile cannot give one shape of the old KG and one of the new).
     from causalkg.generations import current
 
-    kg_folder = current(data / "kg") or data / "kg"
+    kg_folder = current(lay.kg_dir) or lay.kg_dir
     kgs = [
         Input("our KG (base-KG shape)", kg_folder / "causal_kg.jsonl", make_kg),
         Input("our KG (flat pairs)", kg_folder / "causal_kg_pairs.jsonl", make_kg),
@@ -103,11 +104,11 @@ def report_inputs(cfg: Config) -> dict[str, list[Input]]:
     kgs += [Input("peer KG", bundled_path(cfg, v), "it is bundled in snapshots/wikicausal/; restore the checkout")
             for v in cfg["eval"]["report"]["peer_kgs"]]
     bases = [
-        Input("Base KG (built from Wikidata)", data / "wikidata" / "base_kg.jsonl", "make corpus (= causalkg corpus build)"),
+        Input("Base KG (built from Wikidata)", lay.base_kg, "make corpus (= causalkg corpus build)"),
         Input("Base KG (bundled WikiCausal v1)", bundled_path(cfg, cfg["eval"]["recall"]["base_kg"]),
               "it is bundled in snapshots/wikicausal/; restore the checkout"),
     ]
-    corpus = [Input("corpus (for reachable recall)", data / "corpus" / "corpus.jsonl", "make corpus (= causalkg corpus build)")]
+    corpus = [Input("corpus (for reachable recall)", lay.corpus, "make corpus (= causalkg corpus build)")]
     return {"kgs": kgs, "bases": bases, "corpus": corpus}
 
 
@@ -135,7 +136,7 @@ def eval_report(
     is 1 when precision was asked for and failed (the report says why), else 0.
     """
     started = time.perf_counter()
-    root = Path(out) if out is not None else cfg.path("paths.data") / "eval"
+    root = Path(out) if out is not None else Layout.from_config(cfg).eval_dir
     root.mkdir(parents=True, exist_ok=True)
     inputs = report_inputs(cfg)
     missing = [i for group in inputs.values() for i in group if not i.present]
