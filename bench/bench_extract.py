@@ -72,9 +72,9 @@ def random_head_qa(batch_size: int = 32):
     from transformers.utils import logging as hf_logging
 
     from causalkg.kg.qa_decode import QAModel
-    from causalkg.linking.encoder import resolve_model_path
+    from causalkg.models import resolve_encoder_path
 
-    path = resolve_model_path("all-MiniLM-L6-v2")
+    path = resolve_encoder_path("all-MiniLM-L6-v2")
     hf_logging.set_verbosity_error()
     torch.manual_seed(0)
     model = AutoModelForQuestionAnswering.from_pretrained(path).eval()

@@ -1,7 +1,10 @@
 """The ``causalkg`` command: noun-verb subcommands, one per library function.
 
 Each stage registers its commands from its own ``cli`` module (``corpus.cli``, ``linking.cli``,
-``kg.cli``, ``evaluation.cli``). A command parses typed options, resolves the configuration
+``kg.cli``, ``evaluation.cli``). The direction of the imports is one way: a stage CLI imports this
+module for its parser helpers (``add_group``, ``add_command``, ``register_modules``); this module
+imports no stage, it names the stage CLIs in ``STAGE_CLIS`` and loads them by name when the parser
+is built (``tests/causalkg/test_structure.py`` checks both). A command parses typed options, resolves the configuration
 (defaults < ``--config FILE`` < ``--set key=value`` < the command's own flags) and calls one
 library function with the same name and arguments; the Python API and the CLI do the same thing.
 

@@ -48,6 +48,7 @@ from causalkg.errors import ConfigError, SchemaError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, format_validation_error, read_jsonl
 from causalkg.manifest import build_manifest, describe_input, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.progress import progress
+from causalkg.shards import Shards
 from causalkg.corpus import dump as dumplib
 from causalkg.corpus.dump import Failure, Page, Unit, UnitResult, normalize_title
 from causalkg.corpus.wikitext import CONVERTER_VERSION, ConvertOptions, convert_wikitext, infobox_key, infobox_names
@@ -341,34 +342,20 @@ def _plan_lines(p: _Plan, concepts_path: Path, out_dir: Path) -> list[str]:
 
 
 class _Parts:
-    """Per-unit checkpoint files: line 1 is the unit's summary, then one kept document per line
-    in dump order (``{"order": [a, b], "doc": {...}}``)."""
+    """Per-unit checkpoints (a ``causalkg.shards`` folder): ``<key>.jsonl`` holds one kept document
+    per line in dump order (``{"order": [a, b], "doc": {...}}``), ``<key>.done.json`` the unit's
+    summary, written after it."""
 
     def __init__(self, folder: Path, fp: str, refresh: bool) -> None:
         self.folder = folder
-        stamp = folder / "plan.json"
-        current = None
-        if stamp.is_file():
-            try:
-                current = json.loads(stamp.read_text(encoding="utf-8")).get("fingerprint")
-            except (OSError, ValueError):
-                current = None
-        if refresh or current != fp:
-            # other inputs or settings: the checkpoints belong to another corpus
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir(parents=True, exist_ok=True)
-            with atomic_write(stamp) as fh:
-                json.dump({"fingerprint": fp}, fh)
+        # other inputs or settings: the checkpoints belong to another corpus and are dropped
+        self.shards = Shards(folder, fp, force=refresh)
 
     def path(self, key: str) -> Path:
-        return self.folder / f"{key}.jsonl"
+        return self.shards.path(key)
 
     def done(self, key: str) -> dict | None:
-        p = self.path(key)
-        if not p.is_file():
-            return None
-        with open(p, encoding="utf-8") as fh:
-            return json.loads(fh.readline())
+        return self.shards.done(key) if self.path(key).is_file() else None
 
     def write(self, r: UnitResult) -> dict:
         meta = {
@@ -378,15 +365,14 @@ class _Parts:
             "kept": [doc["title"] for _, doc in r.items],
         }
         with atomic_write(self.path(r.key)) as fh:
-            fh.write(json.dumps(meta, ensure_ascii=False) + "\n")
             for order, doc in r.items:
                 fh.write(json.dumps({"order": list(order), "doc": doc}, ensure_ascii=False) + "\n")
+        self.shards.finish(r.key, meta)
         return meta
 
     @staticmethod
     def _read(p: Path) -> Iterator[tuple[tuple[int, int], dict]]:
         with open(p, encoding="utf-8") as fh:
-            fh.readline()
             for line in fh:
                 rec = json.loads(line)
                 yield tuple(rec["order"]), rec["doc"]
@@ -395,7 +381,10 @@ class _Parts:
         """The kept documents of every part whose key starts with ``prefix``, in dump order:
         parts in key order, the slices of one stream group (``r0-<offset>-<k>``) interleaved."""
         groups: dict[str, list[Path]] = {}
+        finished = set(self.shards.keys())
         for p in sorted(self.folder.glob(f"{prefix}*.jsonl")):
+            if p.stem not in finished:
+                continue
             bits = p.stem.split("-")
             groups.setdefault("-".join(bits[:2]) if len(bits) == 3 else p.stem, []).append(p)
         for key in sorted(groups):
@@ -406,7 +395,7 @@ class _Parts:
                 yield from heapq.merge(*(self._read(p) for p in files), key=lambda item: item[0])
 
     def rounds(self) -> list[str]:
-        return sorted({p.name.split("-", 1)[0] + "-" for p in self.folder.glob("*.jsonl")})
+        return sorted({key.split("-", 1)[0] + "-" for key in self.shards.keys()})
 
 
 @dataclass

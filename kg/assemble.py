@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import shutil
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -49,9 +48,10 @@ from causalkg.contracts import (
 )
 from causalkg import faults, generations
 from causalkg.errors import ConfigError, SchemaError, SourceError
-from causalkg.jsonl import ReadStats, atomic_write, iter_json_lines, read_jsonl, to_json_line, write_json
+from causalkg.jsonl import ReadStats, atomic_write, iter_json_lines, read_jsonl, to_json_line
 from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.progress import progress
+from causalkg.shards import Shards
 from causalkg.layout import NESTED_FILE, PAIRS_FILE, default_paths, kg_dir
 from causalkg.kg import rdf
 
@@ -62,7 +62,6 @@ TURTLE_FILE = "causal_kg.ttl"
 NT_DIR = "nt"
 GRAPHML_FILE = "causal_kg.graphml"
 LINKED_DIR = "linked"
-STATE_FILE = "state.json"
 MANIFEST_FILE = "manifest.json"
 # The documented paths of data/kg/: stable links into the current generation (causalkg.generations).
 OUTPUT_NAMES = (PAIRS_FILE, NESTED_FILE, TURTLE_FILE, NT_DIR, GRAPHML_FILE, MANIFEST_FILE)
@@ -908,12 +907,7 @@ def assemble(
         manifest = read_manifest(view)
         current = _outputs_current(view, manifest, full_fp)
     if dry_run:
-        state = None
-        state_path = out_dir / LINKED_DIR / STATE_FILE
-        if state_path.is_file():
-            with contextlib.suppress(json.JSONDecodeError):
-                state = json.loads(state_path.read_text(encoding="utf-8"))
-        done = len(list((out_dir / LINKED_DIR).glob("shard-*.json"))) if state and state.get("fingerprint") == link_fp else 0
+        done = Shards.count_done(out_dir / LINKED_DIR, link_fp)
         plan = {
             "out": str(out_dir),
             "source": {"path": str(source), "kind": "linked mentions" if linked is not None else "extractions"},
@@ -1015,20 +1009,9 @@ def _link_all(
     linker: Any, lenient: bool, stats: ReadStats, hook: Hook | None,
 ) -> tuple[list[KGMention], LinkCounts, dict[str, Any]]:
     """Link the extractions shard by shard, reusing shards finished by an earlier run with the
-    same fingerprint (``linked/state.json``). Returns all mentions, the counts, linker info."""
-    work = out_dir / LINKED_DIR
-    state_path = work / STATE_FILE
-    state = None
-    if state_path.is_file():
-        try:
-            state = json.loads(state_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            state = None
-    if not state or state.get("fingerprint") != link_fp:
-        if work.exists():
-            shutil.rmtree(work)
-        work.mkdir(parents=True, exist_ok=True)
-        write_json(state_path, {"fingerprint": link_fp, "source": str(source)})
+    same fingerprint (``linked/``, a ``causalkg.shards`` folder: ``shard-NNNNN.jsonl`` of linked
+    mentions and its ``.done.json``). Returns all mentions, the counts, linker info."""
+    shards = Shards(out_dir / LINKED_DIR, link_fp)
 
     docs: dict[str, DocInfo] | None = None
     sense = None
@@ -1039,15 +1022,15 @@ def _link_all(
     bar = progress(desc="linking shards", unit="shard", total=total, mode=cfg["run"]["progress"])
     try:
         for i, shard in enumerate(_iter_shards(source, opts["shard_size"], lenient=lenient, stats=stats)):
-            path = work / f"shard-{i:05d}.json"
-            if path.is_file():
-                done = json.loads(path.read_text(encoding="utf-8"))
-                if done.get("fingerprint") == link_fp and done.get("size") == len(shard):
-                    counts.add(done["counts"])
-                    mentions += [KGMention.model_validate(m) for m in done["mentions"]]
-                    info = done.get("linker", info)
-                    bar.update(1)
-                    continue
+            key = f"shard-{i:05d}"
+            path = shards.path(key)
+            done = shards.done(key, {"size": len(shard)})
+            if done is not None and path.is_file():
+                counts.add(done["counts"])
+                mentions += [KGMention.model_validate(m) for _, m in iter_json_lines(path)]
+                info = done.get("linker", info)
+                bar.update(1)
+                continue
             if linker is None:
                 from causalkg.linking.linker import Linker
 
@@ -1063,8 +1046,9 @@ def _link_all(
                                   drop=opts["drop"] if opts["assess"] else None, sense=sense)
             info = {"model": getattr(linker, "model_id", None), "threshold": getattr(linker, "threshold", None),
                     "model_fingerprint": getattr(linker, "model_fingerprint", None)}
-            write_json(path, {"fingerprint": link_fp, "shard": i, "size": len(shard), "counts": c.__dict__,
-                              "linker": info, "mentions": [json.loads(to_json_line(m)) for m in found]})
+            with atomic_write(path) as fh:
+                fh.writelines(to_json_line(m) + "\n" for m in found)
+            shards.finish(key, {"shard": i, "size": len(shard), "counts": c.__dict__, "linker": info})
             counts.add(c)
             mentions += found
             bar.update(1)

@@ -8,7 +8,8 @@ extractor (``kg.extractors``: qa, patterns, llm) and writes ``Extraction`` recor
 
 Work is done in shards of ``extract.shard_size`` documents, the unit of batching: each shard's
 records go to ``<output stem>.shards/NNNNN.jsonl`` with a ``.done.json`` beside it holding the
-shard's fingerprint (run settings + the shard's input lines) and counts. A killed run restarted
+shard's fingerprint (run settings + the shard's input lines) and counts (``causalkg.shards``, the
+checkpoints every long stage shares). A killed run restarted
 skips the shards already done and gives the same output; the output file is the shards
 concatenated in order, written atomically. When the input checksum and every setting are
 unchanged the whole run is skipped. ``<output stem>.manifest.json`` holds the resolved
@@ -38,6 +39,7 @@ from causalkg.jsonl import ReadStats, atomic_write, format_validation_error, ite
 from causalkg.layout import extract_input, extract_output
 from causalkg.manifest import build_manifest, describe_input, file_sha256, fingerprint
 from causalkg.progress import progress
+from causalkg.shards import Shards
 from causalkg.kg.cues import BASE_CUES, CNC_CUES, CueMatcher, load_lexicon
 from causalkg.kg.extractors import Document, Extractor, create_extractor, sort_records
 from causalkg.kg.sentences import Segmenter, concept_labels
@@ -168,7 +170,7 @@ def _settings(cfg: Config, extractor_spec: str) -> dict[str, Any]:
     that matter, the lexicon files, and the model's identity (a QA folder's checksum)."""
     from causalkg.registry import parse_spec
     from causalkg.kg.extractors.patterns import PATTERNS
-    from causalkg.kg.qa_decode import resolve_model_path
+    from causalkg.models import local_model_path
 
     ex = {k: v for k, v in cfg["extract"].items()
           if k not in _IO_KEYS and not k.startswith(("train_", "gate_train", "tagger_train"))}
@@ -177,11 +179,11 @@ def _settings(cfg: Config, extractor_spec: str) -> dict[str, Any]:
                            "gate": _gate_settings(cfg)}
     spec = parse_spec(extractor_spec)
     if spec.backend == "qa":
-        path, local = resolve_model_path(spec.arg or ex["qa_model"], cfg.base_dir)
+        path, local = local_model_path(spec.arg or ex["qa_model"], cfg.base_dir)
         out["model"] = {"name": spec.arg or ex["qa_model"],
                         "sha256": describe_input(path)["sha256"] if local else None}
     elif spec.backend == "tagger":
-        path, local = resolve_model_path(spec.arg or ex["tagger_model"], cfg.base_dir)
+        path, local = local_model_path(spec.arg or ex["tagger_model"], cfg.base_dir)
         out["model"] = {"name": spec.arg or ex["tagger_model"],
                         "sha256": describe_input(path)["sha256"] if local else None}
     elif spec.backend == "patterns":
@@ -261,13 +263,11 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     gate = segmenter.gate if segmenter is not None else None
     load_seconds = time.perf_counter() - t_load
     run_fp = fingerprint(settings, ext.describe())
-    shards_dir.mkdir(parents=True, exist_ok=True)
-    for leftover in shards_dir.glob(".*.tmp"):  # half-written files of a killed run
-        leftover.unlink()
+    shards = Shards(shards_dir, run_fp, force=force)
     stats = ReadStats()
     totals: dict[str, int] = {}
     n_docs = 0
-    shard_files: list[Path] = []
+    shard_keys: list[str] = []
     resumed = 0
     bar = progress(total=total_docs, desc=f"extracting ({ext.name})", unit="doc")
     try:
@@ -279,21 +279,19 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
                 break
             if limit is not None:
                 records = records[: limit - n_docs]
-            shard_file = shards_dir / f"{k:05d}.jsonl"
-            done_file = shards_dir / f"{k:05d}.done.json"
+            key = f"{k:05d}"
             shard_fp = fingerprint(run_fp, digest, len(records))
-            done = _read_json(done_file)
-            if not force and done and done.get("fingerprint") == shard_fp and shard_file.is_file():
+            done = shards.done(key, {"fingerprint": shard_fp})
+            if done is not None and shards.path(key).is_file():
                 counts = done["counts"]
                 resumed += 1
             else:
-                counts = _run_shard(records, segmenter, ext, shard_file)
-                with atomic_write(done_file) as fh:
-                    json.dump({"fingerprint": shard_fp, "documents": len(records), "counts": counts}, fh)
+                counts = _run_shard(records, segmenter, ext, shards.path(key))
+                shards.finish(key, {"fingerprint": shard_fp, "documents": len(records), "counts": counts})
                 faults.point("extract.shard-done")
-            for key, v in counts.items():
-                totals[key] = totals.get(key, 0) + int(v)
-            shard_files.append(shard_file)
+            for name, v in counts.items():
+                totals[name] = totals.get(name, 0) + int(v)
+            shard_keys.append(key)
             n_docs += len(records)
             bar.update(len(records))
     finally:
@@ -301,15 +299,12 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
         if pool is not None:
             pool.close()
     # Shards of an earlier, longer input are not part of this output.
-    keep = {p.name for p in shard_files} | {p.name.replace(".jsonl", ".done.json") for p in shard_files}
-    for stale in shards_dir.glob("[0-9]*.*"):
-        if stale.name not in keep:
-            stale.unlink()
+    shards.keep_only(shard_keys)
     n_out = 0
     faults.point("extract.before-output")
     with atomic_write(out_path) as fh:
-        for shard_file in shard_files:
-            with open(shard_file, encoding="utf-8") as src:
+        for key in shard_keys:
+            with open(shards.path(key), encoding="utf-8") as src:
                 for line in src:
                     fh.write(line)
                     n_out += 1
@@ -317,7 +312,7 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     totals["documents"] = n_docs
     totals["extractions"] = n_out
     totals["invalid_lines_skipped"] = stats.skipped
-    totals["shards"] = len(shard_files)
+    totals["shards"] = len(shard_keys)
     totals["shards_resumed"] = resumed
     sentences = totals.get("sentences", 0)
     candidates = totals.get("candidates", 0)

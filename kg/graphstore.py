@@ -43,6 +43,7 @@ from causalkg.deadline import Deadline, deadline_opener
 from causalkg.errors import ConfigError, SourceError, StoreError
 from causalkg.progress import progress
 from causalkg.retry import Retry, RetryPolicy, call_with_retries, parse_retry_after
+from causalkg.kg.rdf import staging_iri
 
 log = logging.getLogger(__name__)
 
@@ -293,8 +294,6 @@ def upload_graph(client: GraphStoreClient, graph: str, files: Sequence[Path], ex
 
     if chunk_triples < 1:
         raise ConfigError(f"kg.upload_chunk_triples must be at least 1, got {chunk_triples}")
-    from causalkg.kg.store import staging_iri
-
     staged = client.sparql_endpoint is not None
     dest = staging_iri(graph) if staged else graph
     first = True

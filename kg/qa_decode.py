@@ -32,10 +32,15 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from causalkg.errors import ConfigError, ModelError
+from causalkg.manifest import read_manifest
+from causalkg.models import local_model_path, resolve_device  # noqa: F401 - resolve_device: also kg.tagger's
 from causalkg.kg.onnx_runtime import OnnxModel, export_onnx, resolve_backend
-from causalkg.linking.encoder import bucket_batches, resolve_device  # noqa: F401 - also used by kg.train_qa
+from causalkg.linking.encoder import bucket_batches
 
 log = logging.getLogger(__name__)
+
+# The old name of causalkg.models.local_model_path, kept for the modules that import it from here.
+resolve_model_path = local_model_path
 
 # Features are padded to a multiple of this many tokens (see the module docstring).
 PAD_MULTIPLE = 32
@@ -87,15 +92,17 @@ def clean_span(text: str, start: int, end: int) -> tuple[int, int] | None:
     return start, end
 
 
-def resolve_model_path(name: str, base_dir: Path | None = None) -> tuple[str, bool]:
-    """``(path_or_name, is_local)``: a folder that exists (relative to ``base_dir``), else the
-    name as a hub id to be resolved from the local Hugging Face cache only."""
-    p = Path(os.path.expanduser(name))
-    if not p.is_absolute() and base_dir is not None:
-        p = base_dir / p
-    if p.is_dir():
-        return str(p), True
-    return name, False
+# The stage name ``kg train-qa`` writes into a model folder's manifest (kg.train_qa).
+TRAIN_STAGE = "kg.train-qa"
+
+
+def recommended_null_threshold(folder: str | os.PathLike) -> float | None:
+    """The no-answer threshold tuned on validation, from a model folder's manifest (or None)."""
+    manifest = read_manifest(folder)
+    if not manifest or manifest.get("stage") != TRAIN_STAGE:
+        return None
+    value = (manifest.get("recommended") or {}).get("null_threshold")
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 DTYPES = ("auto", "float32", "int8", "float16", "bfloat16")
@@ -152,7 +159,7 @@ def load_qa_model(name: str, *, base_dir: Path | None = None, device: str = "aut
     """
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
-    path, local = resolve_model_path(name, base_dir)
+    path, local = local_model_path(name, base_dir)
     kwargs = {} if local else {"local_files_only": True}
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)

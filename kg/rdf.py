@@ -120,6 +120,13 @@ def mention_iri(mention_id: str) -> URIRef:
     return URIRef(f"{RESOURCE_BASE}mention/{mention_id}")
 
 
+def staging_iri(graph: str) -> str:
+    """The graph an upload goes to before it replaces ``graph`` (``<graph>#staging``, or
+    ``<graph>-staging`` when the IRI already has a fragment). Both the embedded store
+    (``kg.store``) and a remote one (``kg.graphstore``) stage there."""
+    return graph + ("-staging" if "#" in graph else "#staging")
+
+
 def safe_iri(url: str) -> str | None:
     """``url`` with the characters IRIs forbid percent-encoded (UTF-8), or None if it is still
     not an absolute IRI (checked with Oxigraph's IRI parser)."""

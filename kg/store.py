@@ -39,6 +39,7 @@ from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_man
 from causalkg.tables import render_table
 from causalkg.kg import rdf
 from causalkg.kg.assemble import MANIFEST_FILE, reading_kg
+from causalkg.kg.rdf import staging_iri
 
 log = logging.getLogger(__name__)
 
@@ -142,12 +143,6 @@ def plan_export(cfg: Config, *, kg: str | Path | None = None, base_kg: str | Pat
 
 
 # --- the embedded store ----------------------------------------------------------------------
-
-
-def staging_iri(graph: str) -> str:
-    """The graph an upload goes to before it replaces ``graph`` (``<graph>#staging``, or
-    ``<graph>-staging`` when the IRI already has a fragment)."""
-    return graph + ("-staging" if "#" in graph else "#staging")
 
 
 def count_graph(store: Any, graph: str) -> int:

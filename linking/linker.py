@@ -41,6 +41,7 @@ from causalkg.config import Config
 from causalkg.contracts import Candidate, Concept, is_qid
 from causalkg.errors import ConfigError, SourceError
 from causalkg.manifest import read_manifest
+from causalkg.models import stage_device
 from causalkg.linking.index import (
     BUILD_HINT,
     build_settings,
@@ -106,7 +107,7 @@ class Linker:
         self.instance_threshold: float = float(lk.get("instance_threshold", self.threshold))
         self.top_k: int = int(lk["top_k"])
         self.context_bonus: float = float(lk["context_bonus"])
-        self.device: str = lk["device"]
+        self.device: str = stage_device(cfg, "linking.device")
         self.batch_size: int = int(lk["batch_size"])
         self.settings = build_settings(cfg)
         self.hnsw_ef_search = int(lk["hnsw_ef_search"])
@@ -172,7 +173,7 @@ class Linker:
         records = [c if isinstance(c, Concept) else Concept.model_validate(c) for c in concepts]
         vocab = collect_vocabulary(records)
         lk = cfg["linking"]
-        enc = encoder or create_encoder(lk["model"], device=lk["device"], batch_size=int(lk["batch_size"]))
+        enc = encoder or create_encoder(lk["model"], device=stage_device(cfg, "linking.device"), batch_size=int(lk["batch_size"]))
         vectors = enc.encode([s["surface"] for s in vocab.surfaces])
         index = make_faiss_index(build_settings(cfg), enc.dim, len(vectors))
         fill_index(index, vectors)

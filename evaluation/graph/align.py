@@ -58,6 +58,7 @@ from causalkg.config import Config
 from causalkg.errors import ConfigError
 from causalkg.jsonl import write_json, write_jsonl
 from causalkg.layout import Layout
+from causalkg.models import stage_device
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
 from causalkg.evaluation.graph.graphs import Graph, read_graphs
@@ -933,7 +934,7 @@ def align(
     if node_encoder:
         from causalkg.evaluation.graph.similarity import get_similarity
 
-        validator = get_similarity(node_encoder, device=ev["soft"]["device"])
+        validator = get_similarity(node_encoder, device=stage_device(cfg, "eval.soft.device"))
     for uid, g, p in progress(pairs, desc="aligning", unit="unit"):
         gv, pv = prepare_views(g, views, validation), prepare_views(p, views, validation)
         for v in views:

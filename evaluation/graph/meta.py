@@ -27,6 +27,7 @@ from causalkg.config import Config
 from causalkg.errors import ConfigError
 from causalkg.jsonl import write_json, write_jsonl
 from causalkg.layout import Layout
+from causalkg.models import stage_device
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
 from causalkg.evaluation.graph.elo import elo_ratings, read_judgements, read_ratings
@@ -209,7 +210,7 @@ def meta(
                 raise ConfigError(f"no threshold grid for measure {spec!r}", hint=f"write it as {spec}=THETA or set eval.meta.theta_grid")
             thetas = [float(t) for t in grid[key]]
         plan.append((spec, thetas))
-    options = {"wordnet_dir": ev["soft"]["wordnet_dir"] or None, "device": ev["soft"]["device"]}
+    options = {"wordnet_dir": ev["soft"]["wordnet_dir"] or None, "device": stage_device(cfg, "eval.soft.device")}
     rows: list[MetaRow] = []
     for spec, thetas in plan:
         sim = get_similarity(spec, **options)

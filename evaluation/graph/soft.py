@@ -41,6 +41,7 @@ from causalkg.config import Config
 from causalkg.errors import ConfigError
 from causalkg.jsonl import ReadStats, write_json, write_jsonl
 from causalkg.layout import Layout
+from causalkg.models import stage_device
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
 from causalkg.evaluation.graph.graphs import Edge, Graph, read_graphs
@@ -403,7 +404,7 @@ def soft(
     for st in (stats_g, stats_p):
         if st.skipped:
             log.warning("%s", st.summary())
-    options = {"wordnet_dir": ev["soft"]["wordnet_dir"] or None, "device": ev["soft"]["device"]}
+    options = {"wordnet_dir": ev["soft"]["wordnet_dir"] or None, "device": stage_device(cfg, "eval.soft.device")}
     results: list[SoftResult] = []
     by_measure: dict[str, list[float]] = {}
     for spec, theta in specs:

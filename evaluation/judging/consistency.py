@@ -55,6 +55,7 @@ from causalkg.contracts import FlatPair
 from causalkg.errors import ConfigError, SchemaError
 from causalkg.jsonl import ReadStats, format_validation_error, iter_json_lines, write_json, write_jsonl
 from causalkg.layout import Layout
+from causalkg.models import stage_device
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
 from causalkg.registry import Spec, parse_spec, registry, split_version
 
@@ -744,7 +745,7 @@ def tokenprob_ranking(arg: str, *, cfg: Config, runs: list["PairRun"], seed: int
     from causalkg.evaluation.judging.causal_lm import CausalLMScorer
 
     ev = cfg["eval"]["consistency"]
-    scorer = CausalLMScorer(arg, device=ev["device"], batch_size=ev["batch_size"],
+    scorer = CausalLMScorer(arg, device=stage_device(cfg, "eval.consistency.device"), batch_size=ev["batch_size"],
                             cache=DiskCache(cfg.path("paths.cache") / "eval-models.sqlite"))
     _rank_tokenprob(scorer, runs, conjunctions=conjunctions, template=template, seed=seed)
     return conjunctions + [COMBINED], COMBINED

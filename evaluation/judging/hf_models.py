@@ -17,7 +17,7 @@ from typing import Any
 from causalkg.cache import DiskCache
 from causalkg.errors import ModelError
 from causalkg.manifest import fingerprint
-from causalkg.linking.encoder import resolve_device
+from causalkg.models import resolve_device
 
 
 def model_id(name_or_path: str) -> str:

@@ -38,6 +38,7 @@ from causalkg.config import Config
 from causalkg.errors import ConfigError, SchemaError
 from causalkg.jsonl import ReadStats, iter_json_lines, write_json, write_jsonl
 from causalkg.layout import Layout
+from causalkg.models import stage_device
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.registry import Registry, Spec, parse_spec, registry, split_version
 
@@ -686,7 +687,7 @@ def embedding_matcher(arg: str, *, cfg: Config, threshold: float | None = None) 
     ev = cfg["eval"]["sqc"]
     return EmbeddingMatcher(arg or "all-MiniLM-L6-v2",
                             threshold=float(ev["embedding_threshold"] if threshold is None else threshold),
-                            device=ev["device"])
+                            device=stage_device(cfg, "eval.sqc.device"))
 
 
 def llm_matcher(arg: str, *, cfg: Config, threshold: float | None = None) -> "LLMMatcher":
@@ -701,7 +702,7 @@ def nli_complementer(arg: str, *, cfg: Config) -> "NLIComplementer":
     if not arg:
         raise ConfigError("nli: names no model", hint="e.g. nli:microsoft/deberta-large-mnli or nli:PATH")
     ev = cfg["eval"]["sqc"]
-    return NLIComplementer(arg, device=ev["device"], batch_size=int(ev["batch_size"]),
+    return NLIComplementer(arg, device=stage_device(cfg, "eval.sqc.device"), batch_size=int(ev["batch_size"]),
                            cache=DiskCache(cfg.path("paths.cache") / "eval-models.sqlite"))
 
 

@@ -27,10 +27,10 @@ from causalkg.cache import DiskCache
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.llm import ChatClient, ChatRequest
+from causalkg.models import resolve_device, stage_device
 from causalkg.progress import progress
 from causalkg.registry import parse_spec, registry
 from causalkg.evaluation.judging.hf_models import model_id
-from causalkg.linking.encoder import resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -287,7 +287,7 @@ def create_judge(spec: str, cfg: Config, **overrides: Any) -> Judge:
         "max_tokens": ev["precision"]["max_tokens"],
     }
     if JUDGES.base(s.backend) == "transformers":
-        options.update(batch_size=ev["precision"]["batch_size"], device=ev["precision"]["device"],
+        options.update(batch_size=ev["precision"]["batch_size"], device=stage_device(cfg, "eval.precision.device"),
                        dtype=ev["precision"]["dtype"])
     options.update({k: v for k, v in overrides.items() if v is not None})
     return JUDGES.get(s.backend)(s.arg, cfg=cfg, **options)

