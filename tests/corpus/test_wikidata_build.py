@@ -83,7 +83,10 @@ def test_live_path_equals_the_offline_build_through_faults_and_pages(server, off
     assert result["source"] == "live" and result["endpoint"] == server.endpoint
     same_as_offline(tmp_path, offline)
     assert result["queries"]["retries"] == 7 and 4.0 in waits
-    assert server.answered == len(server.requests) - 7 > 150
+    # Seven requests failed; the slow one (61) is answered by the server after the client gave up
+    # on it, at a moment that depends on scheduling, so it may or may not be counted yet.
+    assert len(server.requests) - 7 <= server.answered <= len(server.requests) - 6
+    assert len(server.requests) - 7 > 150
     assert server.user_agents() == {load_config(search_cwd=False).get("wikidata.user_agent")}
     manifest = json.loads((tmp_path / "data" / "wikidata" / "manifest.json").read_text())
     assert manifest["source"] == "live" and manifest["endpoint"] == server.endpoint

@@ -113,8 +113,9 @@ def test_malformed_json_is_asked_again_then_given_up(tmp_path):
 def test_429_with_retry_after_and_a_timeout_are_retried(tmp_path):
     waits = []
     with OpenAIServer(lambda body: '{"relations": [{"cause": "The storm", "effect": "floods"}]}') as server:
-        server.add_fault(Fault(status=429, retry_after=7), Fault(delay=1.5))
-        client = make_client(server, tmp_path, timeout=0.5)
+        # the slow answer takes twice the (generous) timeout: normal answers are never late on a loaded machine
+        server.add_fault(Fault(status=429, retry_after=7), Fault(delay=4.0))
+        client = make_client(server, tmp_path, timeout=2.0)
         client.sleep = waits.append
         ext = LLMExtractor(cfg(), client=client)
         recs = ext.extract([storm_doc()])

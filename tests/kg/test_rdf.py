@@ -115,6 +115,7 @@ def test_edge_model(edges, concepts):
 
 def test_no_blank_nodes(edges, concepts):
     g = rdf.graph_of(rdf.kg_blocks(edges, concepts, rdf.RdfOptions()))
+    assert len(g) > 100 and len(set(g.subjects())) > len(edges)  # a graph to look at, not an empty one
     assert all(isinstance(t, (URIRef, Literal)) for triple in g for t in triple)
 
 

@@ -182,8 +182,10 @@ def test_cache_hits_cost_no_request(openai_server, tmp_path, kg):
 
 def test_429_500_and_a_slow_answer_are_retried_honouring_retry_after(openai_server, tmp_path, kg):
     openai_server.responder = answers_by_topic
-    openai_server.add_fault(Fault(status=429, retry_after=7), Fault(status=500), Fault(delay=1.5))
-    cfg = config(tmp_path, openai_server, **{"llm.timeout": 0.5})
+    # the slow answer takes twice the timeout; the timeout is generous, so a loaded machine never
+    # makes a normal answer late
+    openai_server.add_fault(Fault(status=429, retry_after=7), Fault(status=500), Fault(delay=4.0))
+    cfg = config(tmp_path, openai_server, **{"llm.timeout": 2.0})
     waits: list[float] = []
     report = eval_precision([kg], judge_for(cfg, waits, concurrency=1), cfg=cfg, tries=1)
     assert waits[0] == 7.0 and len(waits) == 3
