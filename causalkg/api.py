@@ -319,7 +319,9 @@ def human_precision(judgements: PathLike, *, llm: Sequence[PathLike] | None = No
     from causalkg.evaluation.wikicausal.human import human_precision as _human
 
     c = resolve_config(cfg)
-    files = list(llm) if llm else sorted((c.path("paths.data") / "eval" / "precision").glob("*/judgements.jsonl"))
+    from causalkg.layout import Layout
+
+    files = list(llm) if llm else sorted(Layout.from_config(c).eval_out("precision").glob("*/judgements.jsonl"))
     r = _human(judgements, llm=files, lenient=lenient)
     return HumanPrecisionResult(precision=r.precision, ci_low=r.ci_low, ci_high=r.ci_high, notes=list(r.notes), detail=r)
 

@@ -9,6 +9,7 @@ evaluation), so that moving ``paths.data`` moves all of them and no stage spells
     <paths.data>/kg/         extractions.jsonl, causal_kg*.jsonl, RDF              (kg extract, assemble)
     <paths.data>/store/      the embedded Oxigraph store                           (kg export)
     <paths.data>/eval/<measure>/                                                   (eval ...)
+    <paths.data>/judgements/ judgements.jsonl                                      (serve: human verdicts)
 
 A path setting that is empty (``extract.input = ""``) means "the layout's place"; a user may
 still point it anywhere. ``Layout`` holds no configuration of its own: build it from a Config.
@@ -27,6 +28,7 @@ LINKING = "linking"
 KG = "kg"
 EVAL = "eval"
 STORE = "store"
+JUDGEMENTS = "judgements"
 
 CONCEPTS_FILE = "concepts.jsonl"
 BASE_KG_FILE = "base_kg.jsonl"
@@ -103,6 +105,11 @@ class Layout:
     @property
     def eval_dir(self) -> Path:
         return self.data / EVAL
+
+    @property
+    def judgements(self) -> Path:
+        """The human judgements the browser UI records (``causalkg serve``)."""
+        return self.data / JUDGEMENTS / "judgements.jsonl"
 
     def eval_out(self, measure: str) -> Path:
         """``<paths.data>/eval/<measure>``: the default output folder of one measure."""

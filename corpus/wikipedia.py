@@ -364,7 +364,7 @@ class _Parts:
             "failures": [f.to_dict() for f in r.failures],
             "kept": [doc["title"] for _, doc in r.items],
         }
-        with atomic_write(self.path(r.key)) as fh:
+        with atomic_write(self.path(r.key), allow_empty=True) as fh:  # a unit may keep no document
             for order, doc in r.items:
                 fh.write(json.dumps({"order": list(order), "doc": doc}, ensure_ascii=False) + "\n")
         self.shards.finish(r.key, meta)

@@ -1046,7 +1046,7 @@ def _link_all(
                                   drop=opts["drop"] if opts["assess"] else None, sense=sense)
             info = {"model": getattr(linker, "model_id", None), "threshold": getattr(linker, "threshold", None),
                     "model_fingerprint": getattr(linker, "model_fingerprint", None)}
-            with atomic_write(path) as fh:
+            with atomic_write(path, allow_empty=True) as fh:  # a shard may link nothing
                 fh.writelines(to_json_line(m) + "\n" for m in found)
             shards.finish(key, {"shard": i, "size": len(shard), "counts": c.__dict__, "linker": info})
             counts.add(c)

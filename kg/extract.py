@@ -272,8 +272,8 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     bar = progress(total=total_docs, desc=f"extracting ({ext.name})", unit="doc")
     try:
         if pool is not None:
-            done_state = _extract_ray(pool, in_path, size, lenient, stats, limit, shards_dir, run_fp, force, bar)
-            totals, n_docs, shard_files, resumed = done_state
+            done_state = _extract_ray(pool, in_path, size, lenient, stats, limit, shards, run_fp, bar)
+            totals, n_docs, shard_keys, resumed = done_state
         for k, (records, digest) in enumerate(() if pool is not None else _shards(in_path, size, lenient, stats)):
             if limit is not None and n_docs >= limit:
                 break
@@ -341,13 +341,13 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
 
 
 def _extract_ray(pool: "ActorPool", in_path: Path, size: int, lenient: bool, stats: ReadStats, limit: int | None,
-                 shards_dir: Path, run_fp: str, force: bool, bar: Any) -> tuple[dict[str, int], int, list[Path], int]:
+                 shards: Shards, run_fp: str, bar: Any) -> tuple[dict[str, int], int, list[str], int]:
     """The shard loop of the ray engine: the same shards, fingerprints and checkpoint files as
     the local loop; shards not yet done go to the actor pool, their results are written here in
     shard order (so the shard files, and the output, are the local engine's bytes)."""
     totals: dict[str, int] = {}
     state = {"n_docs": 0, "resumed": 0}
-    files: dict[int, Path] = {}
+    keys: dict[int, str] = {}
 
     def add(counts: dict[str, Any], n: int) -> None:
         for key, v in counts.items():
@@ -364,9 +364,9 @@ def _extract_ray(pool: "ActorPool", in_path: Path, size: int, lenient: bool, sta
                 records = records[: limit - seen]
             seen += len(records)
             shard_fp = fingerprint(run_fp, digest, len(records))
-            files[k] = shards_dir / f"{k:05d}.jsonl"
-            done = _read_json(shards_dir / f"{k:05d}.done.json")
-            if not force and done and done.get("fingerprint") == shard_fp and files[k].is_file():
+            keys[k] = f"{k:05d}"
+            done = shards.done(keys[k], {"fingerprint": shard_fp})
+            if done is not None and shards.path(keys[k]).is_file():
                 state["resumed"] += 1
                 add(done["counts"], len(records))
                 continue
@@ -374,12 +374,11 @@ def _extract_ray(pool: "ActorPool", in_path: Path, size: int, lenient: bool, sta
 
     for (k, records, shard_fp), (text, counts) in pool.map_ordered(
             "run", todo(), lambda job: (job[1],), what=lambda job: f"shard {job[0]:05d}"):
-        with atomic_write(files[k], allow_empty=True) as fh:  # a checkpoint: a shard may extract nothing
+        with atomic_write(shards.path(keys[k]), allow_empty=True) as fh:  # a shard may find nothing
             fh.write(text)
-        with atomic_write(shards_dir / f"{k:05d}.done.json") as fh:
-            json.dump({"fingerprint": shard_fp, "documents": len(records), "counts": counts}, fh)
+        shards.finish(keys[k], {"fingerprint": shard_fp, "documents": len(records), "counts": counts})
         add(counts, len(records))
-    return totals, state["n_docs"], [files[k] for k in sorted(files)], state["resumed"]
+    return totals, state["n_docs"], [keys[k] for k in sorted(keys)], state["resumed"]
 
 
 def _numeric(stats: dict[str, Any]) -> dict[str, int]:

@@ -48,6 +48,7 @@ def bucket_batches(lengths: Sequence[int], batch_size: int, *, multiple: int,
     return [(bucket, idx[b : b + size]) for bucket, idx in sorted(groups.items()) for b in range(0, len(idx), size)]
 
 
+
 def _folder_stamp(path: str) -> tuple:
     """(relative name, size, mtime) of every file of a local model folder; () for a hub name.
 

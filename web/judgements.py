@@ -30,6 +30,7 @@ from causalkg.config import Config
 from causalkg.contracts import Judgement, KGEdge, KGMention
 from causalkg.errors import ConfigError
 from causalkg.jsonl import iter_json_lines, ReadStats
+from causalkg.layout import Layout
 from causalkg.evaluation.wikicausal.human import edge_verdicts, sentence_key
 
 VERDICTS = ("correct", "wrong", "unsure")
@@ -41,7 +42,7 @@ _LOCK = threading.Lock()
 
 def judgements_path(cfg: Config) -> Path:
     """``<paths.data>/judgements/judgements.jsonl``."""
-    return cfg.path("paths.data") / "judgements" / "judgements.jsonl"
+    return Layout.from_config(cfg).judgements
 
 
 def make_judgement(edge: KGEdge, mention: KGMention | None, verdict: str, judge: str, note: str = "",

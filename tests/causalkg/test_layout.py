@@ -42,7 +42,7 @@ def test_no_stage_spells_the_data_folders_itself():
     """The stage folders name their paths through causalkg.layout, not by joining strings onto paths.data."""
     repo = Path(__file__).resolve().parents[2]
     offenders = []
-    for stage in ("corpus", "linking", "kg", "evaluation"):
+    for stage in ("corpus", "linking", "kg", "evaluation", "web"):
         for f in (repo / stage).rglob("*.py"):
             text = f.read_text(encoding="utf-8")
             for needle in ('cfg.path("paths.data") / "', "data / \"kg\"", "data / \"corpus\"", "data / \"wikidata\""):

@@ -1,5 +1,5 @@
 """The structure of the code: the import graph between modules has no cycles, a stage imports only
-from ``causalkg`` and the stages before it (corpus -> linking -> kg -> evaluation), and an installed
+from ``causalkg`` and the stages before it (corpus -> linking -> kg -> evaluation -> web), and an installed
 copy puts only ``causalkg`` at the top level of site-packages.
 
 The graph is read from the source with ``ast`` (every ``import`` and ``from ... import``, at module
@@ -22,8 +22,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 # Source folder -> installed package (pyproject.toml [tool.setuptools.package-dir]).
 ROOTS = {"causalkg": "causalkg", "corpus": "causalkg.corpus", "linking": "causalkg.linking",
-         "kg": "causalkg.kg", "evaluation": "causalkg.evaluation"}
-STAGE_ORDER = {"causalkg": 0, "corpus": 1, "linking": 2, "kg": 3, "evaluation": 4}
+         "kg": "causalkg.kg", "evaluation": "causalkg.evaluation", "web": "causalkg.web"}
+STAGE_ORDER = {"causalkg": 0, "corpus": 1, "linking": 2, "kg": 3, "evaluation": 4, "web": 5}
 
 
 def _modules() -> dict[str, Path]:
