@@ -35,7 +35,8 @@ from causalkg.errors import ConfigError
 from causalkg.jsonl import write_json
 from causalkg.layout import Layout
 from causalkg.manifest import build_manifest, write_manifest
-from causalkg.evaluation.graph.align import ORDERS, AGraph, _Problem, align_graphs, greedy_map, node_order, preprocess
+from causalkg.evaluation.graph.agraph import ORDERS, AGraph, node_order, preprocess
+from causalkg.evaluation.graph.alignsearch import _Problem, align_graphs, greedy_map
 from causalkg.evaluation.graph.graphs import read_graphs
 
 CATEGORIES = ("none", "hierarchy", "directional", "correlational", "moderation")
