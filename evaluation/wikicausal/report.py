@@ -119,6 +119,131 @@ def _rel(path: Path, start: Path) -> str:
         return str(path)
 
 
+def _inputs_section(inputs: dict[str, list[Input]], missing: list[Input], empty: list[Input]) -> list[str]:
+    """The report's heading and the table of its inputs, found or missing."""
+    lines = [
+        "# causalkg evaluation report", "",
+        f"Written {now_iso()} by causalkg {__version__} (`causalkg eval report`). "
+        "Recall and precision follow the WikiCausal reference definitions; see docs/evaluation.md.", "",
+        "## Inputs", "",
+        render_table([{"input": i.role, "file": str(i.path),
+                       "status": (f"empty (0 bytes): {i.make}" if i.empty else "found") if i.present else f"missing: {i.make}"}
+                      for group in inputs.values() for i in group], ["input", "file", "status"], "md"), "",
+    ]
+    if missing:
+        lines += ["Missing inputs are skipped; make them with the commands above and run `make eval` again.", ""]
+    if empty:
+        lines += ["Empty inputs are there but hold nothing (the stage that wrote them found nothing; see its output and "
+                  "manifest): " + ", ".join(f"{i.role} `{i.path.name}`" for i in empty)
+                  + ". An empty KG scores 0 everywhere; an empty corpus makes every Base pair unreachable.", ""]
+    return lines
+
+
+def _recall_section(cfg: Config, base: Input, kgs: list[Input], corpus: Path | None, root: Path, plot: bool,
+                    result: ReportResult) -> list[str]:
+    """The report's section on recall against one Base KG (adds to ``result``)."""
+    stem = base.path.name.removesuffix(".jsonl")
+    folder = root / "recall" / stem
+    lines = [f"## Recall against {base.role}: `{base.path.name}`", ""]
+    if not kgs:
+        lines += ["No KG to score.", ""]
+        return lines
+    try:
+        rep = eval_recall([k.path for k in kgs], base.path, any_id=True, corpus=corpus, out=folder, plot=plot, cfg=cfg)
+    except CausalKGError as exc:
+        lines += [f"Recall failed: {exc}", ""]
+        result.status = 1
+        return lines
+    result.recall[base.path.name] = rep
+    lines += [
+        "Reference columns first (recall to 4 decimals), then `precision` = hit/rel, the `any_id_*` columns "
+        "(a flat pair hits when any candidate id matches)"
+        + (", and `reachable_*` (only Base pairs whose cause has a corpus document)." if corpus else
+           "; reachable recall needs the corpus (`make corpus`)."), "",
+        rep.render("md"), "",
+    ]
+    published = [(r, PUBLISHED_RECALL.get((r["input_kg_file_name"], r["base_kg_file_name"]))) for r in rep.rows]
+    published = [(r, p) for r, p in published if p]
+    if published:
+        lines += ["Published by WikiCausal (results/recall-v1.md) for the same files:", "",
+                  render_table([{"kg": r["input_kg_file_name"], "eval_type": r["eval_type"],
+                                 "published recall": p[r["eval_type"]], "ours": r["recall"]} for r, p in published],
+                               ["kg", "eval_type", "published recall", "ours"], "md"), ""]
+    if plot and "plot" in rep.written:
+        lines += [f"![recall per seed class]({_rel(Path(rep.written['plot']), root)})", ""]
+    # A compact per-class view: one column of full recall per KG.
+    by_class: dict[str, dict[str, Any]] = {}
+    for res in rep.results:
+        for r in res.by_class:
+            row = by_class.setdefault(r["class_id"], {"class": f"{r['class_label']} ({r['class_id']})",
+                                                      "base pairs": r["class_pairs"] + r["instance_pairs"]})
+            row[os.path.basename(res.kg)] = r["full_recall"]
+    names = [os.path.basename(res.kg) for res in rep.results]
+    lines += ["<details><summary>Recall per seed class (class and instance pairs)</summary>", "",
+              render_table(list(by_class.values()), ["class", "base pairs", *names], "md"), "",
+              f"Every Base pair, found or missed, with labels: `{_rel(Path(rep.written['pairs']), root)}`; "
+              f"per-class counts: `{_rel(Path(rep.written['by_class']), root)}`.", "", "</details>", ""]
+    for note in rep.notes:
+        lines += [f"- {note}"]
+    if rep.notes:
+        lines.append("")
+    return lines
+
+
+def _precision_section(cfg: Config, judge: str | None, kgs: list[Input], root: Path, tries: int | None,
+                       limit: int | None, result: ReportResult) -> list[str]:
+    """The report's section on LLM-judged precision (adds to ``result``)."""
+    lines = ["## Precision (LLM-judged)", ""]
+    spec = judge if judge is not None else cfg["eval"]["precision"]["judge"]
+    if not spec:
+        lines += ["Skipped: no judge is configured. To judge precision, " + NO_JUDGE_HINT + ", then run `make eval` again. "
+                  "Example `causalkg.toml`:", "", "```toml", "[eval]", 'precision_judge = "openai:gpt-4o-mini"', "",
+                  "[llm]", 'base_url = "https://api.openai.com/v1"   # or any OpenAI-compatible server', "```", ""]
+    elif not kgs:
+        lines += ["No KG to judge.", ""]
+    else:
+        try:
+            prec = eval_precision([k.path for k in kgs], spec, cfg=cfg, tries=tries, limit=limit,
+                                  out=root / "precision", consistency=judge_consistency(spec, cfg))
+        except CausalKGError as exc:
+            result.precision_error = str(exc)
+            result.status = 1
+            lines += [f"Precision failed: {exc}", ""]
+        else:
+            result.precision = prec
+            lines += _judged_lines(prec, root, result)
+    return lines
+
+
+def _judged_lines(prec: Any, root: Path, result: ReportResult) -> list[str]:
+    """What a finished precision run adds to the report."""
+    lines = [f"Judge `{prec.judge['spec']}`, {prec.settings['tries']} tries per pair "
+              f"({'sampled' if prec.settings['sampled'] else 'greedy'}), template `{prec.settings['template']}`, "
+              f"correct when at least {prec.settings['majority']} say yes. `ci_low`/`ci_high`: 95% Wilson interval.", "",
+              prec.render("md"), "", "In the reference layout (results/precision-v1.md):", "",
+              prec.render_reference("md"), ""]
+    pub = [r for r in prec.results if os.path.basename(r.kg) in PUBLISHED_PRECISION]
+    if pub:
+        lines += ["Published by WikiCausal (tk-instruct-3b-def, 5 greedy tries, first-character cause labels):", "",
+                  render_table([{"kg": os.path.basename(r.kg),
+                                 **{f"{v} precision": PUBLISHED_PRECISION[os.path.basename(r.kg)][v]
+                                    for v in ("full", "types", "instances")}} for r in pub],
+                               ["kg", "full precision", "types precision", "instances precision"], "md"), ""]
+    lines += [f"- {prec.usage_line()}"]
+    if prec.consistency_line():
+        lines += [f"- {prec.consistency_line()}"]
+    for note in prec.notes:
+        lines += [f"- {note}"]
+    if prec.failed:
+        result.status = 1
+        lines += [f"- {len(prec.failed)} pairs could not be judged (first error: {prec.failed[0]['error']}); "
+                  "run `make eval` again to retry them (answers so far are cached)."]
+    lines.append("")
+    if "plot" in prec.written:
+        lines += [f"![precision]({_rel(Path(prec.written['plot']), root)})", ""]
+    return lines
+
+
 def eval_report(
     cfg: Config,
     *,
@@ -146,111 +271,12 @@ def eval_report(
     empty = [i for group in inputs.values() for i in group if i.empty]
     result = ReportResult(root / "report.md", missing, empty)
 
-    lines = [
-        "# causalkg evaluation report", "",
-        f"Written {now_iso()} by causalkg {__version__} (`causalkg eval report`). "
-        "Recall and precision follow the WikiCausal reference definitions; see docs/evaluation.md.", "",
-        "## Inputs", "",
-        render_table([{"input": i.role, "file": str(i.path),
-                       "status": (f"empty (0 bytes): {i.make}" if i.empty else "found") if i.present else f"missing: {i.make}"}
-                      for group in inputs.values() for i in group], ["input", "file", "status"], "md"), "",
-    ]
-    if missing:
-        lines += ["Missing inputs are skipped; make them with the commands above and run `make eval` again.", ""]
-    if empty:
-        lines += ["Empty inputs are there but hold nothing (the stage that wrote them found nothing; see its output and "
-                  "manifest): " + ", ".join(f"{i.role} `{i.path.name}`" for i in empty)
-                  + ". An empty KG scores 0 everywhere; an empty corpus makes every Base pair unreachable.", ""]
+    lines = _inputs_section(inputs, missing, empty)
 
     for base in bases:
-        stem = base.path.name.removesuffix(".jsonl")
-        folder = root / "recall" / stem
-        lines += [f"## Recall against {base.role}: `{base.path.name}`", ""]
-        if not kgs:
-            lines += ["No KG to score.", ""]
-            continue
-        try:
-            rep = eval_recall([k.path for k in kgs], base.path, any_id=True, corpus=corpus, out=folder, plot=plot, cfg=cfg)
-        except CausalKGError as exc:
-            lines += [f"Recall failed: {exc}", ""]
-            result.status = 1
-            continue
-        result.recall[base.path.name] = rep
-        lines += [
-            "Reference columns first (recall to 4 decimals), then `precision` = hit/rel, the `any_id_*` columns "
-            "(a flat pair hits when any candidate id matches)"
-            + (", and `reachable_*` (only Base pairs whose cause has a corpus document)." if corpus else
-               "; reachable recall needs the corpus (`make corpus`)."), "",
-            rep.render("md"), "",
-        ]
-        published = [(r, PUBLISHED_RECALL.get((r["input_kg_file_name"], r["base_kg_file_name"]))) for r in rep.rows]
-        published = [(r, p) for r, p in published if p]
-        if published:
-            lines += ["Published by WikiCausal (results/recall-v1.md) for the same files:", "",
-                      render_table([{"kg": r["input_kg_file_name"], "eval_type": r["eval_type"],
-                                     "published recall": p[r["eval_type"]], "ours": r["recall"]} for r, p in published],
-                                   ["kg", "eval_type", "published recall", "ours"], "md"), ""]
-        if plot and "plot" in rep.written:
-            lines += [f"![recall per seed class]({_rel(Path(rep.written['plot']), root)})", ""]
-        # A compact per-class view: one column of full recall per KG.
-        by_class: dict[str, dict[str, Any]] = {}
-        for res in rep.results:
-            for r in res.by_class:
-                row = by_class.setdefault(r["class_id"], {"class": f"{r['class_label']} ({r['class_id']})",
-                                                          "base pairs": r["class_pairs"] + r["instance_pairs"]})
-                row[os.path.basename(res.kg)] = r["full_recall"]
-        names = [os.path.basename(res.kg) for res in rep.results]
-        lines += ["<details><summary>Recall per seed class (class and instance pairs)</summary>", "",
-                  render_table(list(by_class.values()), ["class", "base pairs", *names], "md"), "",
-                  f"Every Base pair, found or missed, with labels: `{_rel(Path(rep.written['pairs']), root)}`; "
-                  f"per-class counts: `{_rel(Path(rep.written['by_class']), root)}`.", "", "</details>", ""]
-        for note in rep.notes:
-            lines += [f"- {note}"]
-        if rep.notes:
-            lines.append("")
+        lines += _recall_section(cfg, base, kgs, corpus, root, plot, result)
 
-    lines += ["## Precision (LLM-judged)", ""]
-    spec = judge if judge is not None else cfg["eval"]["precision"]["judge"]
-    if not spec:
-        lines += ["Skipped: no judge is configured. To judge precision, " + NO_JUDGE_HINT + ", then run `make eval` again. "
-                  "Example `causalkg.toml`:", "", "```toml", "[eval]", 'precision_judge = "openai:gpt-4o-mini"', "",
-                  "[llm]", 'base_url = "https://api.openai.com/v1"   # or any OpenAI-compatible server', "```", ""]
-    elif not kgs:
-        lines += ["No KG to judge.", ""]
-    else:
-        try:
-            prec = eval_precision([k.path for k in kgs], spec, cfg=cfg, tries=tries, limit=limit,
-                                  out=root / "precision", consistency=judge_consistency(spec, cfg))
-        except CausalKGError as exc:
-            result.precision_error = str(exc)
-            result.status = 1
-            lines += [f"Precision failed: {exc}", ""]
-        else:
-            result.precision = prec
-            lines += [f"Judge `{prec.judge['spec']}`, {prec.settings['tries']} tries per pair "
-                      f"({'sampled' if prec.settings['sampled'] else 'greedy'}), template `{prec.settings['template']}`, "
-                      f"correct when at least {prec.settings['majority']} say yes. `ci_low`/`ci_high`: 95% Wilson interval.", "",
-                      prec.render("md"), "", "In the reference layout (results/precision-v1.md):", "",
-                      prec.render_reference("md"), ""]
-            pub = [r for r in prec.results if os.path.basename(r.kg) in PUBLISHED_PRECISION]
-            if pub:
-                lines += ["Published by WikiCausal (tk-instruct-3b-def, 5 greedy tries, first-character cause labels):", "",
-                          render_table([{"kg": os.path.basename(r.kg),
-                                         **{f"{v} precision": PUBLISHED_PRECISION[os.path.basename(r.kg)][v]
-                                            for v in ("full", "types", "instances")}} for r in pub],
-                                       ["kg", "full precision", "types precision", "instances precision"], "md"), ""]
-            lines += [f"- {prec.usage_line()}"]
-            if prec.consistency_line():
-                lines += [f"- {prec.consistency_line()}"]
-            for note in prec.notes:
-                lines += [f"- {note}"]
-            if prec.failed:
-                result.status = 1
-                lines += [f"- {len(prec.failed)} pairs could not be judged (first error: {prec.failed[0]['error']}); "
-                          "run `make eval` again to retry them (answers so far are cached)."]
-            lines.append("")
-            if "plot" in prec.written:
-                lines += [f"![precision]({_rel(Path(prec.written['plot']), root)})", ""]
+    lines += _precision_section(cfg, judge, kgs, root, tries, limit, result)
 
     with atomic_write(result.path) as fh:
         fh.write("\n".join(lines).rstrip() + "\n")
