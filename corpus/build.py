@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -141,61 +142,58 @@ def plan(cfg: Config, source: str, why: str, s: wikidata.WikidataSettings) -> li
     ]
 
 
-def build_wikidata(
-    cfg: Config,
-    *,
-    source: str | None = None,
-    refresh: bool = False,
-    dry_run: bool = False,
-    sleep: Callable[[float], None] = time.sleep,
-) -> dict[str, Any]:
-    """Build the Wikidata files under ``<paths.data>/wikidata/``.
+def _dry_run(cfg: Config, chosen: str, why: str, settings: wikidata.WikidataSettings) -> dict[str, Any]:
+    """Validate what a real run would open first (the endpoint URL and User-Agent, the snapshot,
+    the dump) and return the plan."""
+    snapshot_path = cfg.input_path("wikidata.snapshot")
+    if chosen in ("live", "auto"):
+        make_client(cfg)
+    if chosen == "snapshot" and not snapshot_path.is_file():
+        SnapshotEngine(snapshot_path)  # raises the missing-snapshot error
+    if chosen == "json-dump" and not cfg.path("wikidata.dump").is_file():
+        raise SourceError(f"the Wikidata JSON dump {cfg.path('wikidata.dump')} does not exist",
+                          hint="pass --wikidata-dump PATH")
+    steps = plan(cfg, chosen, why, settings)
+    if chosen == "auto":
+        steps.insert(1, f"fallback snapshot: {snapshot_path}" + ("" if snapshot_path.is_file() else " (MISSING)"))
+    return {"source": chosen, "endpoint": cfg.get("wikidata.endpoint"), "counts": {}, "notes": [],
+            "outputs": {}, "plan": steps}
 
-    ``source``: live | snapshot | auto (default ``wikidata.source``); ``refresh``: ask the
-    endpoint again instead of reading the cache; ``dry_run``: validate and return the plan.
-    Returns ``{"source", "endpoint", "counts", "notes", "outputs", "plan"}``. Raises
-    ConfigError for bad settings, SourceError when the endpoint or snapshot fails.
-    """
-    settings = wikidata.WikidataSettings.from_config(cfg)
-    if cfg.input_path("wikidata.snapshot") is None:
-        raise ConfigError("wikidata.snapshot is empty", hint="name the bundled snapshot file or another N-Triples file")
-    chosen, why = resolve_source(cfg, source, probe=not dry_run, sleep=sleep)
-    if dry_run:
-        # Validate what a real run would open first: the endpoint URL and User-Agent, the snapshot.
-        snapshot_path = cfg.input_path("wikidata.snapshot")
-        if chosen in ("live", "auto"):
-            make_client(cfg)
-        if chosen == "snapshot" and not snapshot_path.is_file():
-            SnapshotEngine(snapshot_path)  # raises the missing-snapshot error
-        if chosen == "json-dump" and not cfg.path("wikidata.dump").is_file():
-            raise SourceError(f"the Wikidata JSON dump {cfg.path('wikidata.dump')} does not exist",
-                              hint="pass --wikidata-dump PATH")
-        steps = plan(cfg, chosen, why, settings)
-        if chosen == "auto":
-            steps.insert(1, f"fallback snapshot: {snapshot_path}" + ("" if snapshot_path.is_file() else " (MISSING)"))
-        return {"source": chosen, "endpoint": cfg.get("wikidata.endpoint"), "counts": {}, "notes": [],
-                "outputs": {}, "plan": steps}
 
-    timings: dict[str, float] = {}
-    t_all = time.perf_counter()
-    engine: Engine
+def _open_engine(cfg: Config, chosen: str, settings: wikidata.WikidataSettings, *, refresh: bool,
+                 sleep: Callable[[float], None], timings: dict[str, float]) -> Engine:
+    """The engine the queries go to: the endpoint, the JSON dump's store, or the snapshot."""
     if chosen == "live":
-        engine = make_client(cfg, refresh=refresh, sleep=sleep)
-        endpoint = engine.endpoint
-    elif chosen == "json-dump":
-        t0 = time.perf_counter()
+        return make_client(cfg, refresh=refresh, sleep=sleep)
+    t0 = time.perf_counter()
+    engine: Engine
+    if chosen == "json-dump":
         engine = JsonDumpEngine(cfg.path("wikidata.dump"), cfg.path("paths.cache"), dump_filter(settings),
                                 workers=default_workers(int(cfg.get("run.workers", 0) or 0)))
         timings["load_json_dump"] = time.perf_counter() - t0
-        endpoint = engine.endpoint
     else:
-        t0 = time.perf_counter()
         engine = SnapshotEngine(cfg.input_path("wikidata.snapshot"))
         timings["load_snapshot"] = time.perf_counter() - t0
-        endpoint = engine.endpoint
-    # The JSON dump has every sitelink, like the live service: counts are computed from it too.
-    counting = settings.counts == "always" or (settings.counts == "auto" and chosen in ("live", "json-dump"))
+    return engine
 
+
+@dataclass
+class _Fetched:
+    """What the queries brought back."""
+
+    discovered: dict
+    instances: dict
+    members: set[str]
+    facts: list
+    terms: dict[str, wikidata.Terms]
+    class_set: set[str]
+    superclasses: Any
+    counts: dict[str, tuple[int, int]] | None
+
+
+def _fetch(cfg: Config, engine: Engine, settings: wikidata.WikidataSettings, *, counting: bool,
+           timings: dict[str, float]) -> _Fetched:
+    """Ask every query of the build, step by step, timing each step."""
     # A live build asks thousands of queries: the bar counts them, its postfix names the step.
     steps = progress(desc="wikidata", unit="query", mode=str(cfg.get("run.progress")))
     counted = _Counted(engine, steps)
@@ -238,16 +236,68 @@ def build_wikidata(
         steps.close()
         if isinstance(engine, SPARQLClient) and engine.cache is not None:
             engine.cache.close()
+    return _Fetched(discovered, instances, members, facts, terms, class_set, superclasses, counts)
 
-    notes, not_computed = _notes(chosen, discovered, counting, settings)
+
+def _output_counts(f: _Fetched, event_classes: list, concepts: list, lines: list, kg_stats: Any) -> dict[str, Any]:
+    pairs_c, pairs_i = basekg.class_pairs(lines), basekg.instance_pairs(lines)
+    return {
+        "event_classes": len(event_classes),
+        "event_classes_seed": sum(1 for e in event_classes if e.seed),
+        "event_classes_discovered": len(f.discovered),
+        "concepts": len(concepts),
+        "concepts_class": sum(1 for c in concepts if c.kind == "class"),
+        "concepts_instance": sum(1 for c in concepts if c.kind == "instance"),
+        "concepts_with_enwiki_title": sum(1 for c in concepts if c.enwiki_title),
+        "instances_of_seed_classes": len(f.members),
+        "base_kg_lines": len(lines),
+        "base_kg_class_pairs": len(pairs_c),
+        "base_kg_instance_pairs": len(pairs_i),
+        **{f"base_kg_{k}": v for k, v in kg_stats.to_dict().items()},
+    }
+
+
+def build_wikidata(
+    cfg: Config,
+    *,
+    source: str | None = None,
+    refresh: bool = False,
+    dry_run: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, Any]:
+    """Build the Wikidata files under ``<paths.data>/wikidata/``.
+
+    ``source``: live | snapshot | auto (default ``wikidata.source``); ``refresh``: ask the
+    endpoint again instead of reading the cache; ``dry_run``: validate and return the plan.
+    Returns ``{"source", "endpoint", "counts", "notes", "outputs", "plan"}``. Raises
+    ConfigError for bad settings, SourceError when the endpoint or snapshot fails.
+    """
+    settings = wikidata.WikidataSettings.from_config(cfg)
+    if cfg.input_path("wikidata.snapshot") is None:
+        raise ConfigError("wikidata.snapshot is empty", hint="name the bundled snapshot file or another N-Triples file")
+    chosen, why = resolve_source(cfg, source, probe=not dry_run, sleep=sleep)
+    if dry_run:
+        return _dry_run(cfg, chosen, why, settings)
+
+    timings: dict[str, float] = {}
+    t_all = time.perf_counter()
+    engine = _open_engine(cfg, chosen, settings, refresh=refresh, sleep=sleep, timings=timings)
+    endpoint = engine.endpoint
+    # The JSON dump has every sitelink, like the live service: counts are computed from it too.
+    counting = settings.counts == "always" or (settings.counts == "auto" and chosen in ("live", "json-dump"))
+    f = _fetch(cfg, engine, settings, counting=counting, timings=timings)
+
+    notes, not_computed = _notes(chosen, f.discovered, counting, settings)
     count_note = not_computed[0]["why"] if not counting else None
-    event_classes = wikidata.event_class_records(settings.seeds, discovered, terms, counts, count_note)
-    lines, kg_stats = basekg.build_base_kg(settings.seeds, instances, facts, terms, counts=counts,
+    event_classes = wikidata.event_class_records(settings.seeds, f.discovered, f.terms, f.counts, count_note)
+    lines, kg_stats = basekg.build_base_kg(settings.seeds, f.instances, f.facts, f.terms, counts=f.counts,
                                            max_examples=settings.max_examples)
     # The effects of lifted facts join the vocabulary (as instances) even when they are not
     # instances of a seed class: the linker must be able to name both ends of an example.
-    lifted_effects = {f.effect for f in facts if f.cause in members and basekg.effect_classes(terms.get(f.effect))}
-    concepts = wikidata.concept_records(settings.seeds, class_set, instances, lifted_effects, terms, superclasses)
+    lifted_effects = {x.effect for x in f.facts
+                      if x.cause in f.members and basekg.effect_classes(f.terms.get(x.effect))}
+    concepts = wikidata.concept_records(settings.seeds, f.class_set, f.instances, lifted_effects, f.terms,
+                                        f.superclasses)
 
     out_dir = wikidata_dir(cfg)
     t0 = time.perf_counter()
@@ -255,21 +305,7 @@ def build_wikidata(
     timings["write"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - t_all
 
-    pairs_c, pairs_i = basekg.class_pairs(lines), basekg.instance_pairs(lines)
-    counts_out = {
-        "event_classes": len(event_classes),
-        "event_classes_seed": sum(1 for e in event_classes if e.seed),
-        "event_classes_discovered": len(discovered),
-        "concepts": len(concepts),
-        "concepts_class": sum(1 for c in concepts if c.kind == "class"),
-        "concepts_instance": sum(1 for c in concepts if c.kind == "instance"),
-        "concepts_with_enwiki_title": sum(1 for c in concepts if c.enwiki_title),
-        "instances_of_seed_classes": len(members),
-        "base_kg_lines": len(lines),
-        "base_kg_class_pairs": len(pairs_c),
-        "base_kg_instance_pairs": len(pairs_i),
-        **{f"base_kg_{k}": v for k, v in kg_stats.to_dict().items()},
-    }
+    counts_out = _output_counts(f, event_classes, concepts, lines, kg_stats)
     stats = engine.stats.to_dict()
     manifest = build_manifest(
         "corpus.wikidata", cfg,
