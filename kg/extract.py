@@ -239,11 +239,8 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     input_sha = file_sha256(in_path)
     settings = _settings(cfg, spec)
     # The extractor is only built when there is work: loading a QA model takes seconds.
-    previous = _read_json(manifest_path)
-    if (not force and previous and out_path.is_file() and previous.get("settings") == settings
-            and previous.get("inputs", {}).get("input", {}).get("sha256") == input_sha
-            and previous.get("limit") == limit
-            and previous.get("outputs", {}).get("extractions", {}).get("sha256") == file_sha256(out_path)):
+    previous = None if force else _previous_run(manifest_path, out_path, settings, input_sha, limit)
+    if previous is not None:
         return ExtractResult(out_path, manifest_path, skipped=True, documents=previous["counts"].get("documents", 0),
                              extractions=previous["counts"].get("extractions", 0), counts=previous["counts"],
                              plan=plan)
@@ -265,65 +262,29 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     run_fp = fingerprint(settings, ext.describe())
     shards = Shards(shards_dir, run_fp, force=force)
     stats = ReadStats()
-    totals: dict[str, int] = {}
-    n_docs = 0
-    shard_keys: list[str] = []
-    resumed = 0
     bar = progress(total=total_docs, desc=f"extracting ({ext.name})", unit="doc")
     try:
         if pool is not None:
-            done_state = _extract_ray(pool, in_path, size, lenient, stats, limit, shards, run_fp, bar)
-            totals, n_docs, shard_keys, resumed = done_state
-        for k, (records, digest) in enumerate(() if pool is not None else _shards(in_path, size, lenient, stats)):
-            if limit is not None and n_docs >= limit:
-                break
-            if limit is not None:
-                records = records[: limit - n_docs]
-            key = f"{k:05d}"
-            shard_fp = fingerprint(run_fp, digest, len(records))
-            done = shards.done(key, {"fingerprint": shard_fp})
-            if done is not None and shards.path(key).is_file():
-                counts = done["counts"]
-                resumed += 1
-            else:
-                counts = _run_shard(records, segmenter, ext, shards.path(key))
-                shards.finish(key, {"fingerprint": shard_fp, "documents": len(records), "counts": counts})
-                faults.point("extract.shard-done")
-            for name, v in counts.items():
-                totals[name] = totals.get(name, 0) + int(v)
-            shard_keys.append(key)
-            n_docs += len(records)
-            bar.update(len(records))
+            totals, n_docs, shard_keys, resumed = _extract_ray(pool, in_path, size, lenient, stats, limit, shards,
+                                                               run_fp, bar)
+        else:
+            totals, n_docs, shard_keys, resumed = _extract_local(segmenter, ext, in_path, size, lenient, stats, limit,
+                                                                 shards, run_fp, bar)
     finally:
         bar.close()
         if pool is not None:
             pool.close()
     # Shards of an earlier, longer input are not part of this output.
     shards.keep_only(shard_keys)
-    n_out = 0
     faults.point("extract.before-output")
-    with atomic_write(out_path) as fh:
-        for key in shard_keys:
-            with open(shards.path(key), encoding="utf-8") as src:
-                for line in src:
-                    fh.write(line)
-                    n_out += 1
+    n_out = _concatenate(shards, shard_keys, out_path)
     seconds = time.perf_counter() - t0
     totals["documents"] = n_docs
     totals["extractions"] = n_out
     totals["invalid_lines_skipped"] = stats.skipped
     totals["shards"] = len(shard_keys)
     totals["shards_resumed"] = resumed
-    sentences = totals.get("sentences", 0)
-    candidates = totals.get("candidates", 0)
-    notes = []
-    if sentences:
-        notes.append(f"the {_gate_settings(cfg)['gate']} gate kept {candidates} of {sentences} sentences "
-                     f"({100 * candidates / sentences:.1f}%)")
-    if stats.skipped:
-        notes.append(f"{stats.skipped} invalid input lines skipped (--lenient); first: {stats.errors[0]}")
-    if ext.name == "llm" and totals.get("not_in_text"):
-        notes.append(f"{totals['not_in_text']} LLM relations named text not in the passage and were dropped")
+    notes = _run_notes(cfg, totals, stats, ext)
     manifest = build_manifest(
         STAGE, cfg, inputs={"input": in_path}, counts=totals,
         timings={"total": seconds, "load": load_seconds},
@@ -338,6 +299,76 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
         json.dump(manifest, fh, ensure_ascii=False, indent=2)
         fh.write("\n")
     return ExtractResult(out_path, manifest_path, documents=n_docs, extractions=n_out, counts=totals, plan=plan)
+
+
+def _previous_run(manifest_path: Path, out_path: Path, settings: dict[str, Any], input_sha: str,
+                  limit: int | None) -> dict[str, Any] | None:
+    """The manifest of an earlier run with the same input, settings and limit whose output is
+    intact (then nothing needs doing), else None."""
+    previous = _read_json(manifest_path)
+    if (previous and out_path.is_file() and previous.get("settings") == settings
+            and previous.get("inputs", {}).get("input", {}).get("sha256") == input_sha
+            and previous.get("limit") == limit
+            and previous.get("outputs", {}).get("extractions", {}).get("sha256") == file_sha256(out_path)):
+        return previous
+    return None
+
+
+def _extract_local(segmenter: Segmenter, ext: Extractor, in_path: Path, size: int, lenient: bool, stats: ReadStats,
+                   limit: int | None, shards: Shards, run_fp: str, bar: Any) -> tuple[dict[str, int], int, list[str], int]:
+    """The shard loop of the local engine: each shard is skipped when its record says it is done
+    with the same fingerprint, else extracted here and recorded. Returns (counts, documents, shard
+    keys in order, shards resumed)."""
+    totals: dict[str, int] = {}
+    n_docs = resumed = 0
+    keys: list[str] = []
+    for k, (records, digest) in enumerate(_shards(in_path, size, lenient, stats)):
+        if limit is not None and n_docs >= limit:
+            break
+        if limit is not None:
+            records = records[: limit - n_docs]
+        key = f"{k:05d}"
+        shard_fp = fingerprint(run_fp, digest, len(records))
+        done = shards.done(key, {"fingerprint": shard_fp})
+        if done is not None and shards.path(key).is_file():
+            counts = done["counts"]
+            resumed += 1
+        else:
+            counts = _run_shard(records, segmenter, ext, shards.path(key))
+            shards.finish(key, {"fingerprint": shard_fp, "documents": len(records), "counts": counts})
+            faults.point("extract.shard-done")
+        for name, v in counts.items():
+            totals[name] = totals.get(name, 0) + int(v)
+        keys.append(key)
+        n_docs += len(records)
+        bar.update(len(records))
+    return totals, n_docs, keys, resumed
+
+
+def _concatenate(shards: Shards, keys: list[str], out_path: Path) -> int:
+    """Write the shards in order as the output, atomically. Returns the records written."""
+    n_out = 0
+    with atomic_write(out_path) as fh:
+        for key in keys:
+            with open(shards.path(key), encoding="utf-8") as src:
+                for line in src:
+                    fh.write(line)
+                    n_out += 1
+    return n_out
+
+
+def _run_notes(cfg: Config, totals: dict[str, int], stats: ReadStats, ext: Any) -> list[str]:
+    notes = []
+    sentences = totals.get("sentences", 0)
+    candidates = totals.get("candidates", 0)
+    if sentences:
+        notes.append(f"the {_gate_settings(cfg)['gate']} gate kept {candidates} of {sentences} sentences "
+                     f"({100 * candidates / sentences:.1f}%)")
+    if stats.skipped:
+        notes.append(f"{stats.skipped} invalid input lines skipped (--lenient); first: {stats.errors[0]}")
+    if ext.name == "llm" and totals.get("not_in_text"):
+        notes.append(f"{totals['not_in_text']} LLM relations named text not in the passage and were dropped")
+    return notes
 
 
 def _extract_ray(pool: "ActorPool", in_path: Path, size: int, lenient: bool, stats: ReadStats, limit: int | None,
