@@ -1,5 +1,6 @@
 """The structure of the code: the import graph between modules has no cycles, a stage imports only
-from ``causalkg`` and the stages before it (corpus -> linking -> kg -> evaluation -> web), and an installed
+from ``causalkg`` and the stages before it (corpus -> linking -> kg -> evaluation; the API, the CLI and
+the web UI above them), and an installed
 copy puts only ``causalkg`` at the top level of site-packages.
 
 The graph is read from the source with ``ast`` (every ``import`` and ``from ... import``, at module
@@ -23,8 +24,14 @@ REPO = Path(__file__).resolve().parents[2]
 # Source folder -> installed package (pyproject.toml [tool.setuptools.package-dir]).
 ROOTS = {"causalkg": "causalkg", "corpus": "causalkg.corpus", "linking": "causalkg.linking",
          "kg": "causalkg.kg", "evaluation": "causalkg.evaluation", "web": "causalkg.web"}
-# causalkg.testing (servers, tiny models, generated data for the tests) may use every stage.
-STAGE_ORDER = {"causalkg": 0, "corpus": 1, "linking": 2, "kg": 3, "evaluation": 4, "web": 5, "testing": 6}
+# The layers, bottom up: the shared core (causalkg.*), the stages in flow order, the Python API
+# over them (causalkg.api and its typed results), the command line over that (causalkg.cli, its
+# option helpers and every stage's cli package), the browser UI, and causalkg.testing (servers,
+# tiny models, generated data for the tests), which may use everything.
+STAGE_ORDER = {"causalkg": 0, "corpus": 1, "linking": 2, "kg": 3, "evaluation": 4, "api": 5, "cli": 6, "web": 7,
+               "testing": 8}
+API = {"causalkg.api", "causalkg.results"}
+CLI = {"causalkg.cli", "causalkg.options"}
 
 
 def _modules() -> dict[str, Path]:
@@ -58,13 +65,19 @@ def import_graph() -> nx.DiGraph:
 
 
 def _stage(module: str) -> str:
+    """The layer of a module (STAGE_ORDER)."""
     parts = module.split(".")
+    if module in API:
+        return "api"
+    if module in CLI or (len(parts) > 2 and parts[1] in ("corpus", "linking", "kg", "evaluation") and parts[2] == "cli"):
+        return "cli"
     return parts[1] if len(parts) > 1 and parts[1] in STAGE_ORDER else "causalkg"
 
 
 def test_stage_names():
-    assert [_stage(m) for m in ("causalkg.cli", "causalkg.kg.cli.extract", "causalkg.testing.flaky", "causalkg")] == [
-        "causalkg", "kg", "testing", "causalkg"]
+    assert [_stage(m) for m in ("causalkg.cli", "causalkg.kg.cli.extract", "causalkg.kg.cli", "causalkg.testing.flaky",
+                                "causalkg", "causalkg.layout", "causalkg.api", "causalkg.kg.assemble")] == [
+        "cli", "cli", "cli", "testing", "causalkg", "causalkg", "api", "kg"]
 
 
 def test_the_graph_is_read():
@@ -94,7 +107,7 @@ def test_the_named_couplings_stay_broken():
     assert not g.has_edge("causalkg.kg.store", "causalkg.kg.assemble")  # path helpers: causalkg.layout
     assert not g.has_edge("causalkg.kg.graphstore", "causalkg.kg.store")
     assert not g.has_edge("causalkg.kg.extractors.qa", "causalkg.kg.train_qa")  # threshold: kg.qa_decode
-    assert not [b for b in g.successors("causalkg.cli") if _stage(b) != "causalkg"]
+    assert not [b for b in g.successors("causalkg.cli") if _stage(b) not in ("causalkg", "api", "cli")]
     evaluation_to_linking = [f"{a} -> {b}" for a, b in g.edges
                              if _stage(a) == "evaluation" and _stage(b) == "linking" and not b.endswith(".encoder")]
     assert evaluation_to_linking == []  # only the encoder (embedding measures), not a device helper
