@@ -52,11 +52,12 @@ class Shards:
             return None
 
     @classmethod
-    def count_done(cls, folder: str | Path, fingerprint: str) -> int:
-        """How many shards of the run ``fingerprint`` a folder holds, without touching it (plans)."""
+    def count_done(cls, folder: str | Path, fingerprint: str, prefix: str = "") -> int:
+        """How many shards (with keys starting with ``prefix``) of the run ``fingerprint`` a folder
+        holds, without touching it (plans)."""
         if cls.stamped(folder) != fingerprint:
             return 0
-        return sum(1 for _ in Path(folder).glob(f"*{DONE_SUFFIX}"))
+        return sum(1 for _ in Path(folder).glob(f"{prefix}*{DONE_SUFFIX}"))
 
     def path(self, key: str, suffix: str = ".jsonl") -> Path:
         """The data file of shard ``key``."""

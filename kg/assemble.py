@@ -907,7 +907,7 @@ def assemble(
         manifest = read_manifest(view)
         current = _outputs_current(view, manifest, full_fp)
     if dry_run:
-        done = Shards.count_done(out_dir / LINKED_DIR, link_fp)
+        done = Shards.count_done(out_dir / LINKED_DIR, link_fp, prefix="shard-")
         plan = {
             "out": str(out_dir),
             "source": {"path": str(source), "kind": "linked mentions" if linked is not None else "extractions"},
@@ -1058,10 +1058,10 @@ def _link_all(
     finally:
         bar.close()
     if opts["structured"] and corpus_path.is_file():
-        path = work / "structured.json"
-        done = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-        if done is not None and done.get("fingerprint") == link_fp:
-            found = [KGMention.model_validate(m) for m in done["mentions"]]
+        path = shards.path("structured")
+        done = shards.done("structured")
+        if done is not None and path.is_file():
+            found = [KGMention.model_validate(m) for _, m in iter_json_lines(path)]
             c = LinkCounts(**done["counts"])
         else:
             if linker is None:
@@ -1076,8 +1076,9 @@ def _link_all(
             found, c = link_structured(records, linker, docs or {}, sources=opts["structured"], k=opts["k"],
                                        sense=sense, allow_self_loops=opts["allow_self_loops"],
                                        min_link=opts["structured_min_link"])
-            write_json(path, {"fingerprint": link_fp, "shard": "structured", "counts": c.__dict__,
-                              "mentions": [json.loads(to_json_line(m)) for m in found]})
+            with atomic_write(path, allow_empty=True) as fh:  # the pages may hold no structured pair
+                fh.writelines(to_json_line(m) + "\n" for m in found)
+            shards.finish("structured", {"shard": "structured", "counts": c.__dict__})
         counts.structured_pairs += c.extractions
         counts.structured_linked += c.linked
         mentions += found
