@@ -40,9 +40,9 @@ from causalkg.layout import extract_input, extract_output
 from causalkg.manifest import build_manifest, describe_input, file_sha256, fingerprint
 from causalkg.progress import progress
 from causalkg.shards import Shards
-from causalkg.kg.cues import BASE_CUES, CNC_CUES, CueMatcher, load_lexicon
+from causalkg.kg.cues import BASE_CUES, CNC_CUES
 from causalkg.kg.extractors import Document, Extractor, create_extractor, sort_records
-from causalkg.kg.sentences import Segmenter, concept_labels
+from causalkg.kg.sentences import Segmenter, concept_labels, make_cue_segmenter
 
 log = logging.getLogger(__name__)
 
@@ -73,11 +73,7 @@ def side_paths(output: Path) -> tuple[Path, Path]:
 def make_segmenter(cfg: Config, *, with_gate: bool = False) -> Segmenter:
     """The sentence splitter with the configured cue lexicon; ``with_gate``: and the learned
     gate (``make_gate``) that marks which sentences are read."""
-    ex = cfg["extract"]
-    seg = Segmenter(max_sentence_chars=ex["max_sentence_chars"])
-    cues = load_lexicon(BASE_CUES, CNC_CUES, min_count=int(ex["cue_min_count"]),
-                        min_precision=float(ex["cue_min_precision"]))
-    seg.cue_matcher = CueMatcher(seg.nlp, cues)
+    seg = make_cue_segmenter(cfg["extract"])
     if with_gate:
         seg.gate = make_gate(cfg)
     return seg

@@ -227,7 +227,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     ``extract.gate_train_l2`` by validation average precision, the threshold by
     ``extract.gate_target_recall`` on validation. ``if_missing``: nothing when current."""
     from causalkg.jsonl import read_jsonl
-    from causalkg.kg.extract import make_segmenter
+    from causalkg.kg.sentences import make_cue_segmenter
 
     plan = gate_plan(cfg, data)
     out = Path(output) if output is not None else cfg.path("extract.gate_model")
@@ -240,7 +240,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
         from causalkg.linking.encoder import Encoder
 
         encoder = Encoder(plan["encoder"], device=cfg["extract"]["device"])
-    segmenter = make_segmenter(cfg)
+    segmenter = make_cue_segmenter(cfg["extract"])
     train = list(read_jsonl(plan["train_file"]))
     val = list(read_jsonl(plan["val_file"]))
     for recs in (train, val):

@@ -215,3 +215,16 @@ class Segmenter:
                         mentions=finder.find(text[ps:pe], ps),
                     ))
         return out
+
+
+def make_cue_segmenter(extract_settings: Mapping[str, Any]) -> "Segmenter":
+    """The sentence splitter with the cue lexicon of the ``[extract]`` settings (its
+    ``max_sentence_chars``, ``cue_min_count``, ``cue_min_precision``): what the extractors and
+    the gate's training read sentences with. ``kg.extract.make_segmenter`` adds the gate."""
+    from causalkg.kg.cues import BASE_CUES, CNC_CUES, load_lexicon
+
+    seg = Segmenter(max_sentence_chars=extract_settings["max_sentence_chars"])
+    cues = load_lexicon(BASE_CUES, CNC_CUES, min_count=int(extract_settings["cue_min_count"]),
+                        min_precision=float(extract_settings["cue_min_precision"]))
+    seg.cue_matcher = CueMatcher(seg.nlp, cues)
+    return seg

@@ -89,10 +89,9 @@ def test_the_graph_is_read():
     assert g.has_edge("causalkg.kg.cli.extract", "causalkg.cli")
 
 
-# Known and to be removed: kg.gate imports kg.extract's make_segmenter inside a function, and
-# kg.extract builds the gate inside a function (both lazy, so importing works; the cycle is still
-# a coupling). Any other cycle fails.
-KNOWN_CYCLES = {frozenset({"causalkg.kg.extract", "causalkg.kg.gate"})}
+# No cycle is excused (kg.gate once imported kg.extract's segmenter; both now take it from
+# kg.sentences.make_cue_segmenter).
+KNOWN_CYCLES: set[frozenset[str]] = set()
 
 
 def test_no_import_cycles():
