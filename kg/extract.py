@@ -31,6 +31,7 @@ from typing import Any, Iterator
 from pydantic import ValidationError
 
 from causalkg import faults
+from causalkg.models import stage_device
 from causalkg.config import Config
 from causalkg.distributed import ActorPool, RaySettings, RayStats, engine_of
 from causalkg.contracts import CorpusDocument, Extraction, TextRecord
@@ -92,7 +93,7 @@ def make_gate(cfg: Config) -> Any:
     from causalkg.kg.gate import SentenceGate
 
     t = float(ex["gate_threshold"])
-    return SentenceGate(cfg.path("extract.gate_model"), device=ex["device"], batch_size=int(ex["gate_batch_size"]),
+    return SentenceGate(cfg.path("extract.gate_model"), device=stage_device(cfg, "extract.device"), batch_size=int(ex["gate_batch_size"]),
                         threshold=None if t < 0 else t)
 
 

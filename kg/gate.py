@@ -29,6 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from causalkg.models import stage_device
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
@@ -239,7 +240,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     if encoder is None:
         from causalkg.linking.encoder import Encoder
 
-        encoder = Encoder(plan["encoder"], device=cfg["extract"]["device"])
+        encoder = Encoder(plan["encoder"], device=stage_device(cfg, "extract.device"))
     segmenter = make_cue_segmenter(cfg["extract"])
     train = list(read_jsonl(plan["train_file"]))
     val = list(read_jsonl(plan["val_file"]))

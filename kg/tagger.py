@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from causalkg.models import stage_device
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
@@ -376,7 +377,7 @@ def train_tagger(cfg: Config, *, output: str | os.PathLike | None = None, data: 
         hf_logging.set_verbosity(verbosity)
     from causalkg.kg.qa_decode import resolve_device
 
-    dev = resolve_device(device or cfg["extract"]["device"])
+    dev = resolve_device(device or stage_device(cfg, "extract.device"))
     model.to(dev)
     enc = tokenizer([pass_prompt(e.pass_index) for e in examples], [e.text for e in examples],
                     truncation="only_second", max_length=plan["max_seq_length"], return_offsets_mapping=True)

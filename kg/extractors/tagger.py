@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Sequence
 
+from causalkg.models import stage_device
 from causalkg.config import Config
 from causalkg.manifest import describe_input
 from causalkg.kg.extractors import Document, make_record, span_of
@@ -34,7 +35,7 @@ class TaggerExtractor:
         path, local = resolve_model_path(self.model, cfg.base_dir)
         self.model_path = path if local else None
         self.tagger = tagger or SpanTagger(
-            self.model, base_dir=cfg.base_dir, device=ex["device"], batch_size=ex["tagger_batch_size"],
+            self.model, base_dir=cfg.base_dir, device=stage_device(cfg, "extract.device"), batch_size=ex["tagger_batch_size"],
             max_relations=ex["tagger_max_relations"], max_seq_length=ex["tagger_max_seq_length"])
         self.counts: Counter[str] = Counter()
 

@@ -32,6 +32,7 @@ def cfg_for(root: Path, info: dict, name: str, **more):
     overrides = dict(s.split("=", 1) for s in info["set"])
     overrides.update({"paths.data": str(root / name / "data"), "paths.cache": str(root / name / "cache"),
                       "run.workers": 2, "run.ray_temp_dir": str(root / "ray"), "extract.extractor": "patterns",
+                      "extract.gate": "cues",
                       "extract.shard_size": 2, "extract.input": str(root / "local" / "data" / "corpus" / "corpus.jsonl"),
                       "extract.output": str(root / name / "data" / "kg" / "extractions.jsonl")})
     overrides.update(more)
