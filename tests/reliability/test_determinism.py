@@ -81,7 +81,7 @@ def test_linker_ties_are_broken_by_qid_whatever_the_batch():
 def _qa_cfg(model: Path, **over):
     return load_config(search_cwd=False, overrides={
         "extract.qa_model": str(model), "extract.device": "cpu", "extract.null_threshold_from_model": False,
-        "extract.null_threshold": -1e9, "extract.min_score": 0.0, **over})
+        "extract.null_threshold": -1e9, "extract.min_score": 0.0, "extract.gate": "cues", **over})
 
 
 def test_extraction_is_byte_identical_at_any_shard_and_batch_size(tiny_qa, tmp_path):
