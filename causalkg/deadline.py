@@ -134,7 +134,10 @@ def current() -> Deadline | None:
 # --- urllib -----------------------------------------------------------------------------------
 
 
-class _DeadlineHTTPConnection(http.client.HTTPConnection):
+class _DeadlineConnect:
+    """Mixed into an http.client connection: connect within the request's deadline, then
+    watch the socket so the deadline can cut a trickling read."""
+
     def connect(self) -> None:
         d = current()
         if d is not None:
@@ -144,14 +147,12 @@ class _DeadlineHTTPConnection(http.client.HTTPConnection):
             d.watch(self.sock)
 
 
-class _DeadlineHTTPSConnection(http.client.HTTPSConnection):
-    def connect(self) -> None:
-        d = current()
-        if d is not None:
-            self.timeout = d.bound(self.timeout if isinstance(self.timeout, (int, float)) else None)
-        super().connect()
-        if d is not None:
-            d.watch(self.sock)
+class _DeadlineHTTPConnection(_DeadlineConnect, http.client.HTTPConnection):
+    pass
+
+
+class _DeadlineHTTPSConnection(_DeadlineConnect, http.client.HTTPSConnection):
+    pass
 
 
 class DeadlineHTTPHandler(urllib.request.HTTPHandler):

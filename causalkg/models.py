@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
+from typing import Any
 
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
+from causalkg.manifest import write_manifest
 
 OFFLINE_MINILM_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm")
 _DEVICE = re.compile(r"^(auto|cpu|cuda(:\d+)?|mps)$")
@@ -75,3 +78,19 @@ def local_model_path(name: str, base_dir: Path | None = None) -> tuple[str, bool
 
 
 __all__ = ["OFFLINE_MINILM_NAMES", "resolve_device", "stage_device", "resolve_encoder_path", "local_model_path"]
+
+
+def save_model_folder(model: Any, tokenizer: Any, out: Path, manifest: dict[str, Any]) -> None:
+    """Write a trained transformers model, its tokenizer and its manifest as the folder ``out``,
+    atomically: a temporary sibling, then two renames (a reader sees the old folder or the new)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    write_manifest(tmp, manifest)
+    if out.exists():
+        os.replace(out, old)
+    os.replace(tmp, out)
+    shutil.rmtree(old, ignore_errors=True)

@@ -481,22 +481,3 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     except (FileNotFoundError, json.JSONDecodeError):
         return None
 
-
-def describe_outputs(result: ExtractResult) -> str:
-    """The one-paragraph summary the CLI prints."""
-    c = result.counts
-    if result.skipped and not c:
-        return json.dumps(result.plan, indent=2)
-    lines = []
-    if result.skipped:
-        lines.append(f"{result.output} is up to date (same input and settings); nothing was redone")
-    lines.append(f"wrote {result.extractions} extractions from {result.documents} documents to {result.output}")
-    if c.get("sentences"):
-        lines.append(f"candidate sentences: {c.get('candidates', 0)} of {c['sentences']} "
-                     f"({100 * c.get('candidates', 0) / c['sentences']:.1f}%)")
-    if c.get("shards_resumed"):
-        lines.append(f"resumed: {c['shards_resumed']} of {c['shards']} shards were already done")
-    if c.get("invalid_lines_skipped"):
-        lines.append(f"skipped {c['invalid_lines_skipped']} invalid input lines (--lenient)")
-    lines.append(f"manifest: {result.manifest_path}")
-    return "\n".join(lines)

@@ -27,16 +27,15 @@ import logging
 import math
 import os
 import random
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from causalkg.models import stage_device
+from causalkg.models import save_model_folder, stage_device
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
-from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
+from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest
 from causalkg.progress import progress
 
 log = logging.getLogger(__name__)
@@ -461,22 +460,8 @@ def train_tagger(cfg: Config, *, output: str | os.PathLike | None = None, data: 
                                             "threads": torch.get_num_threads()},
         extra={"training": public, "validation": validation},
     )
-    _save(model, tokenizer, out, manifest)
+    save_model_folder(model, tokenizer, out, manifest)
     return TaggerTrainResult(out, steps=plan["steps"], seconds=seconds, validation=validation, manifest=manifest)
-
-
-def _save(model: Any, tokenizer: Any, out: Path, manifest: dict[str, Any]) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    write_manifest(tmp, manifest)
-    if out.exists():
-        os.replace(out, old)
-    os.replace(tmp, out)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 __all__ = ["SpanTagger", "train_tagger", "tagger_plan", "tagger_is_current", "tag_examples", "token_labels",

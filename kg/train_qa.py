@@ -22,7 +22,6 @@ import logging
 import math
 import os
 import random
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +29,8 @@ from typing import Any, Sequence
 
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
-from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
-from causalkg.models import resolve_device, resolve_encoder_path, stage_device
+from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest
+from causalkg.models import resolve_device, resolve_encoder_path, save_model_folder, stage_device
 from causalkg.progress import progress
 from causalkg.kg import qa_data
 from causalkg.kg.qa_decode import TRAIN_STAGE, recommended_null_threshold
@@ -315,23 +314,8 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
         extra={"training": plan_public, "validation": validation,
                "recommended": {"null_threshold": threshold}},
     )
-    _save(model, tokenizer, out, manifest)
+    save_model_folder(model, tokenizer, out, manifest)
     return TrainResult(out, steps=plan["steps"], seconds=seconds, validation=validation, manifest=manifest)
-
-
-def _save(model: Any, tokenizer: Any, out: Path, manifest: dict[str, Any]) -> None:
-    """Write the model folder atomically: a temporary sibling, then two renames."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    write_manifest(tmp, manifest)
-    if out.exists():
-        os.replace(out, old)
-    os.replace(tmp, out)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 __all__ = ["train_qa", "training_plan", "model_is_current", "recommended_null_threshold", "TrainResult"]
