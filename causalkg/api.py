@@ -57,8 +57,8 @@ def show_config(*, cfg: CfgLike = None) -> ConfigView:
 
 def list_registry(*, kind: str | None = None) -> RegistryListing:
     """What can be swapped, by versioned name (``causalkg registry list``): extractors, judges,
-    similarity measures, the SQC matcher and complementer, the consistency judge, encoders.
-    ``kind`` keeps one kind. Names without a version (``qa``) mean the newest (``qa.v1``)."""
+    similarity measures, the SQC matcher and complementer, the consistency judge, encoders,
+    export targets. ``kind`` keeps one kind. Names without a version (``qa``) mean the newest (``qa.v1``)."""
     from causalkg.registry import CATALOG, registry
 
     kinds = [kind] if kind else sorted(CATALOG)
@@ -203,7 +203,8 @@ def export(*, endpoint: str | None = None, sparql_endpoint: str | None = None, g
            cfg: CfgLike = None) -> Export:
     """Load the KG (and the Base KG) into the embedded Oxigraph store in ``<paths.data>/store``,
     or, with ``endpoint``, into any SPARQL 1.1 Graph Store HTTP Protocol service
-    (``causalkg kg export``). Raises SourceError when the store or server fails."""
+    (``causalkg kg export``); ``kg.target`` names the export target (default ``auto``). Raises
+    SourceError when the store or server fails, ConfigError for an unknown target."""
     from causalkg.kg.store import export as _export
 
     r = _export(resolve_config(cfg), endpoint=endpoint, sparql_endpoint=sparql_endpoint, graph=graph, store=store,

@@ -108,8 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     show = add_command(config_cmds, "show", _config_show, "print the resolved configuration")
     add_format(show, "configuration (text: TOML)")
     reg = add_command(add_group(sub, "registry", "the swappable parts, by versioned name"), "list", _registry_list,
-                      "list what is registered: extractors, judges, measures, matchers, encoders (name.vN)")
-    reg.add_argument("--kind", help="one kind only (extractor, judge, similarity, sqc-matcher, sqc-complementer, consistency-judge, encoder)")
+                      "list what is registered: extractors, judges, measures, matchers, encoders, export "
+                      "targets (name.vN)")
+    reg.add_argument("--kind", help="one kind only (extractor, judge, similarity, sqc-matcher, sqc-complementer, "
+                                    "consistency-judge, encoder, export-target)")
     add_format(reg)
     for module_name in STAGE_CLIS:
         importlib.import_module(module_name).register(sub)

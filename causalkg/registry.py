@@ -156,6 +156,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "encoder": {
         "sentence-transformers.v1": "causalkg.linking.encoder:Encoder",
     },
+    "export-target": {
+        "oxigraph.v1": "causalkg.kg.store:export_oxigraph",
+        "graph-store.v1": "causalkg.kg.store:export_graph_store",
+    },
 }
 ALIASES: dict[str, dict[str, str]] = {
     "similarity": {"rouge": "rouge1", "cosine": "embedding"},
@@ -164,7 +168,8 @@ ALIASES: dict[str, dict[str, str]] = {
 
 # How a kind is named in messages ("unknown SQC matcher 'bm25'").
 TITLES: dict[str, str] = {"similarity": "similarity measure", "sqc-matcher": "SQC matcher",
-                          "sqc-complementer": "SQC complementer", "consistency-judge": "consistency judge"}
+                          "sqc-complementer": "SQC complementer", "consistency-judge": "consistency judge",
+                          "export-target": "export target"}
 
 
 def registry(kind: str) -> Registry:
@@ -172,6 +177,15 @@ def registry(kind: str) -> Registry:
     if kind not in CATALOG:
         raise ConfigError(f"no registry of {kind!r}", hint=f"choose one of: {', '.join(sorted(CATALOG))}")
     return Registry(TITLES.get(kind, kind), CATALOG[kind], ALIASES.get(kind))
+
+
+def versioned_spec(kind: str, spec: str | Spec, *, default_backend: str | None = None) -> str:
+    """``spec`` with its backend's versioned name, as manifests record it: ``qa:models/causal-qa``
+    -> ``qa.v1:models/causal-qa`` (the newest version), ``qa.v1:...`` kept, aliases followed
+    (``rouge`` -> ``rouge1.v1``). ``default_backend`` as in ``parse_spec``. Raises ConfigError when
+    the backend is not registered under ``kind``."""
+    s = parse_spec(spec, default_backend=default_backend) if isinstance(spec, str) else spec
+    return str(Spec(registry(kind).resolve(s.backend), s.arg))
 
 
 def listing() -> dict[str, list[str]]:

@@ -185,6 +185,48 @@ class ExportResult:
     skipped: bool = False
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    backend: str = ""  # the export target that ran, by versioned name (``oxigraph.v1``)
+
+
+@dataclass
+class ExportRequest:
+    """What every export target is given besides the config and the plan: the settings of one
+    ``export`` call (a target uses the ones that apply to it)."""
+
+    store: Path                              # the embedded store's folder (oxigraph)
+    endpoint: str | None = None              # the Graph Store URL (graph-store)
+    sparql_endpoint: str | None = None
+    chunk_triples: int | None = None
+    sleep: Any = None
+    force: bool = False
+    dry_run: bool = False
+    target: str = ""                         # the versioned target name (export_target), for manifests
+    t0: float = field(default_factory=time.perf_counter)
+
+
+TARGET_CHOICES = ("auto", "oxigraph", "graph-store")
+
+
+def export_target(cfg: Config, endpoint: str | None = None) -> str:
+    """The versioned export target (``causalkg.registry`` kind ``export-target``) an export uses:
+    ``kg.target``, where ``auto`` (the default) means ``graph-store`` when an endpoint is given
+    (``endpoint`` or ``kg.endpoint``) and ``oxigraph`` otherwise. Raises ConfigError for a name
+    that is not registered, or for ``graph-store`` without an endpoint."""
+    from causalkg.registry import registry
+
+    name = str(cfg["kg"].get("target", "auto") or "auto").strip()
+    endpoint = endpoint if endpoint is not None else (cfg["kg"]["endpoint"] or None)
+    targets = registry("export-target")
+    if name == "auto":
+        name = "graph-store" if endpoint else "oxigraph"
+    try:
+        resolved = targets.resolve(name)
+    except ConfigError:
+        raise ConfigError(f"unknown kg.target {name!r}", hint=f"choose one of: auto, {', '.join(targets.bases())}") from None
+    if targets.base(resolved) == "graph-store" and not endpoint:
+        raise ConfigError("kg.target is graph-store but no endpoint is set",
+                          hint="pass --endpoint URL or set kg.endpoint")
+    return resolved
 
 
 def export(
@@ -204,36 +246,60 @@ def export(
 ) -> ExportResult:
     """Load the assembled KG (and the Base KG) into a triple store.
 
-    Without ``endpoint`` (and with ``kg.endpoint`` empty): the embedded Oxigraph store in
-    ``store`` (default ``<paths.data>/store``), skipped when the same files were loaded before
-    (unless ``force``). With ``endpoint``: a remote SPARQL 1.1 Graph Store HTTP Protocol
-    service (see ``kg.graphstore.export_remote``; ``sparql_endpoint``, ``chunk_triples`` and
-    ``sleep`` apply there). ``graph`` overrides ``kg.graph``. ``dry_run``: check the files and
-    settings and return what would be loaded (``skipped`` is true), loading nothing.
+    The store is an export target from the registry (``export_target``: ``kg.target``, default
+    ``auto``). ``oxigraph``, chosen without ``endpoint`` and with ``kg.endpoint`` empty: the
+    embedded Oxigraph store in ``store`` (default ``<paths.data>/store``), skipped when the same
+    files were loaded before (unless ``force``). ``graph-store``, chosen with ``endpoint``: a
+    remote SPARQL 1.1 Graph Store HTTP Protocol service (see ``kg.graphstore.export_remote``;
+    ``sparql_endpoint``, ``chunk_triples`` and ``sleep`` apply there). ``graph`` overrides
+    ``kg.graph``. ``dry_run``: check the files and settings and return what would be loaded
+    (``skipped`` is true), loading nothing.
 
     Returns an ExportResult. Raises SourceError when the KG was not assembled or a server
-    cannot be reached, StoreError when a store refuses or loses data.
+    cannot be reached, StoreError when a store refuses or loses data, ConfigError for an
+    unknown ``kg.target``.
     """
-    t0 = time.perf_counter()
-    endpoint = endpoint if endpoint is not None else (cfg["kg"]["endpoint"] or None)
+    from causalkg.registry import registry
+
+    request = ExportRequest(Path(store) if store is not None else store_dir(cfg),
+                            endpoint if endpoint is not None else (cfg["kg"]["endpoint"] or None),
+                            sparql_endpoint, chunk_triples, sleep, force, dry_run)
+    request.target = export_target(cfg, request.endpoint)
+    if endpoint and registry("export-target").base(request.target) != "graph-store":
+        raise ConfigError(f"an endpoint was given but kg.target is {cfg['kg'].get('target')!r}",
+                          hint="drop --endpoint, or set kg.target to auto or graph-store")
     plan = plan_export(cfg, kg=kg, base_kg=base_kg, with_base_kg=with_base_kg, graph=graph)
     try:
-        if dry_run:
-            if endpoint:
-                from causalkg.kg.graphstore import client_from_config
-
-                client_from_config(cfg, endpoint, sparql_endpoint=sparql_endpoint)  # validates URLs and auth
-            target = endpoint or str((Path(store) if store is not None else store_dir(cfg)) / "oxigraph")
-            return ExportResult(target, {g.graph: g.triples for g in plan.graphs}, True, plan.notes, 0.0)
-        if endpoint:
-            from causalkg.kg.graphstore import export_remote
-
-            counts = export_remote(cfg, plan.graphs, endpoint=endpoint, sparql_endpoint=sparql_endpoint,
-                                   chunk_triples=chunk_triples, sleep=sleep)
-            return ExportResult(endpoint, counts, False, plan.notes, time.perf_counter() - t0)
-        return _export_local(cfg, plan, Path(store) if store is not None else store_dir(cfg), force, t0)
+        result = registry("export-target").get(request.target)(cfg, plan, request)
+        result.backend = request.target
+        return result
     finally:
         plan.cleanup()
+
+
+def export_oxigraph(cfg: Config, plan: ExportPlan, request: ExportRequest) -> ExportResult:
+    """The ``oxigraph.v1`` export target: load ``plan`` into the embedded store in ``request.store``."""
+    if request.dry_run:
+        return ExportResult(str(request.store / "oxigraph"), {g.graph: g.triples for g in plan.graphs}, True,
+                            plan.notes, 0.0)
+    return _export_local(cfg, plan, request.store, request.force, request.t0,
+                         target=request.target or "oxigraph.v1")
+
+
+def export_graph_store(cfg: Config, plan: ExportPlan, request: ExportRequest) -> ExportResult:
+    """The ``graph-store.v1`` export target: upload ``plan`` to the SPARQL 1.1 Graph Store HTTP
+    Protocol service at ``request.endpoint`` (``kg.graphstore``)."""
+    from causalkg.kg.graphstore import client_from_config, export_remote
+
+    endpoint = request.endpoint
+    if not endpoint:
+        raise ConfigError("the graph-store export target needs an endpoint", hint="pass --endpoint URL or set kg.endpoint")
+    if request.dry_run:
+        client_from_config(cfg, endpoint, sparql_endpoint=request.sparql_endpoint)  # validates URLs and auth
+        return ExportResult(endpoint, {g.graph: g.triples for g in plan.graphs}, True, plan.notes, 0.0)
+    counts = export_remote(cfg, plan.graphs, endpoint=endpoint, sparql_endpoint=request.sparql_endpoint,
+                           chunk_triples=request.chunk_triples, sleep=request.sleep)
+    return ExportResult(endpoint, counts, False, plan.notes, time.perf_counter() - request.t0)
 
 
 STORE_NAMES = ("oxigraph", MANIFEST_FILE)  # the documented paths of data/store/: links into the current generation
@@ -253,7 +319,8 @@ def reading_store(folder: Path) -> Any:
         yield view / "oxigraph", read_manifest(view)
 
 
-def _export_local(cfg: Config, plan: ExportPlan, folder: Path, force: bool, t0: float) -> ExportResult:
+def _export_local(cfg: Config, plan: ExportPlan, folder: Path, force: bool, t0: float, *,
+                  target: str = "oxigraph.v1") -> ExportResult:
     fp = fingerprint([(g.graph, g.checksum, g.triples) for g in plan.graphs])
     if not force:
         with reading_store(folder) as (db, manifest):
@@ -294,7 +361,7 @@ def _export_local(cfg: Config, plan: ExportPlan, folder: Path, force: bool, t0: 
         write_manifest(gen.path, build_manifest(
             "kg.export", cfg, inputs=plan.sources,
             outputs={"store": "oxigraph", "graphs": counts}, counts={"triples": sum(counts.values())},
-            timings={"total": seconds}, notes=plan.notes, extra={"fingerprint": fp, "generation": gen.id},
+            timings={"total": seconds}, notes=plan.notes, extra={"fingerprint": fp, "generation": gen.id, "target": target},
         ))
         faults.point("export.before-publish")
         generations.publish(gen, STORE_NAMES, keep=int(cfg["kg"].get("keep_generations", 2)))

@@ -17,6 +17,7 @@ from tests.conftest import REPO
 EXPECTED = {
     "consistency-judge": ["openai.v1", "transformers.v1"],
     "encoder": ["sentence-transformers.v1"],
+    "export-target": ["graph-store.v1", "oxigraph.v1"],
     "extractor": ["llm.v1", "patterns.v1", "qa.v1", "tagger.v1"],
     "judge": ["openai.v1", "transformers.v1"],
     "similarity": ["bleu.v1", "bleurt.v1", "embedding.v1", "exact.v1", "meteor.v1", "ref-bleu.v1", "ref-meteor.v1",

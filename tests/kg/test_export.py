@@ -112,7 +112,10 @@ def test_tricky_sentence_reads_back_from_virtuoso(virtuoso, project, creds):
 
 def test_export_twice_does_not_double(virtuoso, project, creds):
     root, cfg = project
-    K.export(cfg, endpoint=virtuoso.gsp_url)
+    # Once through kg.endpoint and kg.target = graph-store, once through the endpoint argument (auto).
+    named = load_config(search_cwd=False, overrides={"paths.data": str(root / "data"), "kg.endpoint": virtuoso.gsp_url,
+                                                      "kg.target": "graph-store.v1"})
+    assert K.export(named).backend == "graph-store.v1"
     first = _remote(virtuoso, KG_GRAPH)
     again = K.export(cfg, endpoint=virtuoso.gsp_url)
     assert _remote(virtuoso, KG_GRAPH) == first == _expected(root)

@@ -61,6 +61,7 @@ def test_export_loads_both_graphs_with_the_written_counts(project):
     assert counts[BASE_GRAPH] > 1000
     store_manifest = json.loads((root / "data" / "store" / "manifest.json").read_text())
     assert store_manifest["outputs"]["graphs"] == counts
+    assert store_manifest["target"] == "oxigraph.v1"  # the registry's export target, by versioned name
     assert not any(g.endswith("#staging") for g in counts)
 
 
@@ -220,3 +221,27 @@ def test_query_and_export_api_errors(tmp_path):
         K.export(cfg)
     with pytest.raises(ConfigError, match="unknown format"):
         K.format_result(K.QueryResult("ask", boolean=True), "xml")
+
+
+def test_the_export_target_is_chosen_through_the_registry(tmp_path):
+    """``kg.target``: auto picks graph-store when an endpoint is set, else oxigraph; a named target
+    is used; a wrong name, graph-store without an endpoint and an endpoint with oxigraph are
+    refused before anything is read."""
+    def cfg(**o):
+        return load_config(search_cwd=False, overrides={"paths.data": str(tmp_path / "data"), **o})
+
+    assert K.export_target(cfg()) == "oxigraph.v1"
+    assert K.export_target(cfg(), "http://127.0.0.1:9/gsp") == "graph-store.v1"
+    assert K.export_target(cfg(**{"kg.endpoint": "http://127.0.0.1:9/gsp"})) == "graph-store.v1"
+    assert K.export_target(cfg(**{"kg.target": "oxigraph.v1", "kg.endpoint": "http://127.0.0.1:9/gsp"})) == "oxigraph.v1"
+    with pytest.raises(ConfigError, match=r"unknown kg.target 'fuseki' \(choose one of: auto, graph-store, oxigraph\)"):
+        K.export(cfg(**{"kg.target": "fuseki"}))
+    with pytest.raises(ConfigError, match="kg.target is graph-store but no endpoint is set"):
+        K.export(cfg(**{"kg.target": "graph-store"}))
+    with pytest.raises(ConfigError, match="an endpoint was given but kg.target is 'oxigraph'"):
+        K.export(cfg(**{"kg.target": "oxigraph"}), endpoint="http://127.0.0.1:9/gsp")
+    # Named explicitly, the embedded store loads as under auto, and says which target ran.
+    c = _project(tmp_path, **{"kg.target": "oxigraph"})
+    result = K.export(c, with_base_kg=False)
+    assert result.backend == "oxigraph.v1" and result.graphs == K.store_counts(c)
+    assert json.loads((tmp_path / "data" / "store" / "manifest.json").read_text())["target"] == "oxigraph.v1"
