@@ -123,10 +123,14 @@ def main(argv: list[str] | None = None) -> None:
             w = fit(feats, [int(s) for _, s in pool.values()], l2=5.0)
             print(f"\nrefitted on {len(pool)} judged edges (features {', '.join(FEATURES)}):\nWEIGHTS = {w}\n")
     if rep.unjudged:
-        todo = kg_path.parent / "judge_todo.jsonl"
+        # beside the KG's documented paths, never inside a published generation (data/kg/current)
+        folder = kg_path.resolve().parent
+        if folder.parent.name == "generations" or kg_path.parent.name == "current":
+            folder = kg_path.parent.parent
+        todo = folder / "judge_todo.jsonl"
         todo.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in todo_records(rep.unjudged)),
                         encoding="utf-8")
-        print(f"\n{len(rep.unjudged)} evidence items not judged yet (templates in {todo.relative_to(REPO)}):")
+        print(f"\n{len(rep.unjudged)} evidence items not judged yet (templates in {todo}):")
         for it in rep.unjudged[:40]:
             print(f"- {it.cause_label} -> {it.effect_label}: [{it.cause_text}] -> [{it.effect_text}] in: {it.sentence[:160]}")
     else:

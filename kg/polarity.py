@@ -25,7 +25,9 @@ count. Cues:
 - hedge: the modals could, might, may, would, should; verbs and adverbs of expectation or
   belief (expected, predicted, feared, suspected, believed, thought to, hypothesised,
   speculated, possibly, probably, likely, perhaps, potentially, allegedly, risk of, threat of);
-  "if", "whether", "unless". "can" states a general capability and is not a hedge.
+  "if", "whether", "unless". "can" states a general capability and is not a hedge. An association
+  ("associated with", "correlated with", "correlation between") is not a causal claim either and
+  is recorded as a hedge.
 - question: the sentence ends with "?".
 - estimate: the cause is a measurement or a definition (definition, estimate, figure, count,
   census, calculation, survey, model, study, report, statistics), so the sentence is about
@@ -36,9 +38,16 @@ count. Cues:
   from, after, following, from, since) reads left effect <- right cause. The extractor's
   pair is reversed when the effect span comes first and only forward cues stand between, or the
   cause comes first and only backward cues do; also when the cause span itself opens with
-  "the resulting", "the ensuing", "the subsequent" (it is described as an effect).
-- temporal: the only cue between the spans is "after", "following", "before", "during" or
-  "since": a sequence in time, not a causal claim (recorded, not dropped by default).
+  "the resulting", "the ensuing", "the subsequent" (it is described as an effect); when the
+  effect span comes first and is itself marked as a cause ("in the aftermath of the accident,
+  ... sickness", "due to the", "after the") with no forward or direct backward cue between; when
+  the effect span comes first joined by "followed by" ("the earthquake (followed by the
+  tsunami)"), or the cause first joined by "preceded by"; and when the effect span directly
+  precedes the cause span with no word between: a compound noun ("the tsunami flooding") reads
+  modifier -> head.
+- temporal: the only cue between the spans is "after", "following", "before", "during",
+  "since" or "followed by": a sequence in time, not a causal claim (recorded, not dropped by
+  default).
 """
 
 from __future__ import annotations
@@ -67,7 +76,10 @@ HEDGES = {"expected", "expect", "expects", "predicted", "predict", "predicts", "
           "projected", "forecast", "assumed", "conjectured", "suggested", "suggest", "suggests", "reportedly"}
 # "would" narrating a later fact ("this would later lead to") is not a hedge
 _WOULD_NARRATIVE = {"later", "eventually", "ultimately", "soon", "subsequently", "go", "become", "prove"}
-HEDGE_PHRASES = (("thought", "to"), ("said", "to"), ("is", "said"), ("in", "order", "to"))
+HEDGE_PHRASES = (("thought", "to"), ("said", "to"), ("is", "said"), ("in", "order", "to"),
+                 # an association is not a causal claim ("psychological trauma associated with the tsunami")
+                 ("associated", "with"), ("correlated", "with"), ("correlates", "with"), ("association", "with"),
+                 ("correlation", "with"), ("correlation", "between"), ("association", "between"))
 # (not "report", "study", "analysis": a report can cause indignation, "This report poured fuel on
 # popular indignation in the U.S.")
 MEASURES = {"definition", "definitions", "estimate", "estimates", "figure", "figures", "count", "counts",
@@ -84,6 +96,15 @@ BACKWARD = {"by", "due", "because", "owing", "from", "after", "following", "sinc
             "resulted_from", "result_of", "attributed", "blamed", "thanks"}
 TEMPORAL = {"after", "following", "before", "during", "since", "then", "later", "when", "amid"}
 EFFECT_OPENERS = {"resulting", "ensuing", "subsequent", "consequent", "consequential", "following"}
+# words right before a span that mark it as the cause ("in the aftermath of the accident", "due to
+# the fire"); determiners and possessives may stand between the marker and the span
+CAUSE_MARKERS = (("aftermath", "of"), ("wake", "of"), ("due", "to"), ("because", "of"), ("caused", "by"),
+                 ("result", "of"), ("owing", "to"), ("thanks", "to"), ("after",), ("following",))
+_SKIP_BEFORE_SPAN = {"the", "a", "an", "this", "that", "these", "those", "its", "their", "his", "her"}
+# backward cues that tie the right-hand span to the left-hand one directly (not "suffered from",
+# "after": those may be about other words of the clause)
+STRONG_BACKWARD = ("caused by", "due to", "owing to", "because", "result of", "resulted from", "results from",
+                   "resulting from", "stemmed from", "stems from", "arose from", "arises from")
 
 
 @dataclass
@@ -164,6 +185,8 @@ def _direction_cues(words: Sequence[str]) -> tuple[list[str], list[str]]:
     for i, w in enumerate(words):
         nxt = words[i + 1] if i + 1 < len(words) else ""
         prev = words[i - 1] if i > 0 else ""
+        if w == "by" and prev in ("followed", "preceded"):
+            continue  # a sequence in time (see _sequence), not a causal cue
         if w == "by" and prev in FORWARD:
             back.append(f"{prev} by")
             if fwd and fwd[-1] == prev:
@@ -192,6 +215,26 @@ def _direction_cues(words: Sequence[str]) -> tuple[list[str], list[str]]:
                 continue
             fwd.append(w)
     return fwd, back
+
+
+def _sequence(words: Sequence[str]) -> str | None:
+    """"followed by" (the left span happened first) or "preceded by" (the right one did), if
+    either stands between the spans."""
+    for i in range(len(words) - 1):
+        if words[i + 1] == "by" and words[i] in ("followed", "preceded"):
+            return f"{words[i]} by"
+    return None
+
+
+def _marked_as_cause(before: Sequence[str]) -> str | None:
+    """The cause marker right before a span ("in the aftermath of [the] X"), if any."""
+    words = list(before)
+    while words and words[-1] in _SKIP_BEFORE_SPAN:
+        words.pop()
+    for marker in CAUSE_MARKERS:
+        if tuple(words[-len(marker):]) == marker:
+            return " ".join(marker)
+    return None
 
 
 def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, window: int = 5) -> Assessment:
@@ -256,10 +299,30 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
     # "caught fire and ... the resulting explosion": only when the effect span comes first
     # ("the subsequent operation at a level of less than 200 MW led to ..." is forward)
     opener = [w for w in cause_words[:2] if w in EFFECT_OPENERS and w != "following"] if es < cs else []
+    between_words = [t[0] for t in between]
+    seq = _sequence(between_words)
+    marker = _marked_as_cause([t[0] for t in before]) if es < cs else None
+    strong_back = [b for b in back if b in STRONG_BACKWARD]
     if opener:
         a.reversed = True
         a.evidence.append(f"reversed: the cause span opens with '{opener[0]}'")
-    elif cs <= es and back and not fwd:
+    elif es < cs and not between_words:
+        # "the tsunami flooding": a compound noun reads modifier -> head, never head -> modifier
+        a.reversed = True
+        a.evidence.append("reversed: the effect span is the modifier of the cause span in one compound")
+    elif es < cs and seq == "followed by" and not fwd and not strong_back:
+        a.reversed = True
+        a.evidence.append("reversed: effect before cause, joined by 'followed by' (the effect came first)")
+    elif cs <= es and seq == "preceded by" and not fwd and not strong_back:
+        a.reversed = True
+        a.evidence.append("reversed: cause before effect, joined by 'preceded by' (the effect came first)")
+    elif marker and not fwd and not strong_back:
+        # "In the aftermath of the accident, 237 people suffered from acute radiation sickness"
+        a.reversed = True
+        a.evidence.append(f"reversed: the effect span is marked as a cause by '{marker}'")
+    elif cs <= es and back and not fwd and (strong_back or not _marked_as_cause([t[0] for t in before])):
+        # (a cause span marked as a cause itself, "in the aftermath of the accident, ... suffered
+        # from ... sickness", is not turned round by a loose backward cue)
         # cause ... backward cue ... effect: the right-hand side (our effect) is the cause
         a.reversed = True
         a.evidence.append("reversed: cause before effect with backward cue(s) " + ", ".join(back))
@@ -267,7 +330,7 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
         a.reversed = True
         a.evidence.append("reversed: effect before cause with forward cue(s) " + ", ".join(fwd))
     if not a.reversed:
-        temporal = [w for w in (t[0] for t in between) if w in TEMPORAL]
+        temporal = [w for w in (t[0] for t in between) if w in TEMPORAL] + ([seq] if seq else [])
         if temporal and not fwd and not any(b in ("because", "due to", "owing to", "result of") or b.endswith(" by")
                                             or b.endswith(" from") for b in back):
             a.temporal = True

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -278,6 +279,8 @@ class Linker:
                     qid = self.surfaces[row]["qid"]
                     if allowed is not None and qid not in allowed:
                         continue
+                    if not _acronym_written(self.surfaces[row]["surface"], norm.original):
+                        continue
                     primary = bool(self.surfaces[row].get("primary"))
                     if qid not in best or (primary and not best[qid][1]):
                         best[qid] = (row, primary)
@@ -466,6 +469,18 @@ class Linker:
             if sims[j] >= need:
                 out.append((qid, int(rows[j]), float(sims[j])))
         return out
+
+
+_ACRONYM = re.compile(r"^[A-Z][A-Z0-9.&]{1,5}$")
+
+
+def _acronym_written(surface: str, phrase: str) -> bool:
+    """False when ``surface`` is an acronym ("GA", "IS", "US") that ``phrase`` does not spell
+    as one: folded keys are lower case, so "gas" (singular "ga") would otherwise match "GA",
+    an alias of international relations, and "us" would match "US"."""
+    if not _ACRONYM.match(surface):
+        return True
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(surface)}(?![a-z0-9])", phrase) is not None
 
 
 def exact_similarity(vector: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -150,3 +150,58 @@ def test_judged_sample_of_flagged_pairs():
     assert wrong == []
     right = sum(1 for r, d in zip(rows, dropped) if d and r["should_drop"])
     assert right >= 16  # of the 25 that should go
+
+
+# Errors read in the default QA KG of the bundled snapshot (issue 13): each was an edge before
+# these rules. The spans are what the QA extractor returned.
+READ_IN_THE_KG = [
+    # "followed by": the earthquake came first; the extractor asked what caused the earthquake
+    ("The earthquake (followed by the tsunami) was felt in Bangladesh, India, Malaysia, Myanmar, Thailand, "
+     "Singapore, Sri Lanka and the Maldives.", "tsunami", "earthquake", "reversed"),
+    # a compound noun: the flooding of the tsunami, not a tsunami of the flooding
+    ("It seems that the tsunami flooding consisted of three main waves, with the second being the largest "
+     "and most destructive.", "flooding", "tsunami", "reversed"),
+    # the effect span is marked as the cause
+    ("In the aftermath of the accident, 237 people suffered from acute radiation sickness (ARS), of whom 31 "
+     "died within the first three months.", "sickness", "accident", "reversed"),
+    # an association, not a causal claim
+    ("Many health professionals and aid workers have reported widespread psychological trauma associated "
+     "with the tsunami.", "tsunami", "trauma", "hedged"),
+]
+
+
+@pytest.mark.parametrize("sentence, cause, effect, flag", READ_IN_THE_KG)
+def test_errors_read_in_the_default_kg_are_flagged(sentence, cause, effect, flag):
+    a = run(sentence, cause, effect)
+    assert flag in a.flags(), a.evidence
+    assert flag in DEFAULT_DROP
+
+
+KEPT_IN_THE_KG = [
+    # the same constructions, the right way round, stay edges
+    ("The earthquake (followed by the tsunami) was felt in Bangladesh, India, Malaysia, Myanmar, Thailand, "
+     "Singapore, Sri Lanka and the Maldives.", "earthquake", "tsunami"),
+    ("It seems that the tsunami flooding consisted of three main waves, with the second being the largest "
+     "and most destructive.", "tsunami", "flooding"),
+    ("In the aftermath of the accident, 237 people suffered from acute radiation sickness (ARS), of whom 31 "
+     "died within the first three months.", "accident", "sickness"),
+    ("The worst affected area in Tamil Nadu was Nagapattinam district, with a reported 6,051 fatalities "
+     "caused by a 5 m (16.4 ft) tsunami, followed by Cuddalore district, with many villages destroyed.",
+     "tsunami", "fatalities"),
+    ("Many of these deaths were caused by war crimes committed by German and Japanese forces in occupied "
+     "territories.", "war crimes", "deaths"),
+    ("The tsunami caused the 2004 Sri Lanka tsunami-rail disaster which took at least 1,700 lives, making it "
+     "the largest single rail disaster in world history by death toll.", "tsunami", "disaster"),
+]
+
+
+@pytest.mark.parametrize("sentence, cause, effect", KEPT_IN_THE_KG)
+def test_the_right_way_round_is_kept(sentence, cause, effect):
+    a = run(sentence, cause, effect)
+    assert not a.dropped_by(DEFAULT_DROP), a.evidence
+
+
+def test_followed_by_in_reading_order_is_a_sequence_not_a_cause():
+    s = "The earthquake (followed by the tsunami) was felt in Bangladesh."
+    a = run(s, "earthquake", "tsunami")
+    assert a.temporal and not a.reversed

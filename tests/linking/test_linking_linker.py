@@ -196,3 +196,16 @@ def test_approximate_indexes_agree_with_flat_on_a_small_vocabulary(linker, small
     assert [qids(r)[:1] for r in approx.link(phrases, k=3)] == [qids(r)[:1] for r in linker.link(phrases, k=3)]
     (restricted,) = approx.link(["war"], k=3, kinds={"instance"}, threshold=0.0, instance_threshold=0.0)
     assert restricted and all(c.kind == "instance" for c in restricted)
+
+
+def test_an_acronym_alias_matches_only_the_acronym_as_written(linker, small_vocab, built, make_cfg):
+    # Wikidata gives international relations (Q166542) the aliases "GA", "GS", "IR", "IS": folded
+    # keys are lower case, so the word "gas" (singular key "ga") linked to international relations
+    # in the snapshot KG ("the release of radioactive gas from the accident").
+    vocab = list(small_vocab) + [{"schema_version": "1", "id": "Q166542", "kind": "class",
+                                  "label": "international relations", "aliases": ["GA", "GS", "IR", "IS"]}]
+    lk = Linker.from_concepts(vocab, make_cfg(built), encoder=linker.encoder)
+    gas, ir, the_ir = lk.link(["gas", "IR", "the IR"], k=3)
+    assert all(c.qid != "Q166542" for c in gas if c.match == "exact")
+    assert ir and ir[0].qid == "Q166542" and ir[0].match == "exact"
+    assert the_ir and the_ir[0].qid == "Q166542" and the_ir[0].match == "exact"
