@@ -4,7 +4,8 @@ Specs look like ``"openai:gpt-4o-mini"`` or ``"qa:models/causal-qa"``: a backend
 and an argument the backend interprets (a model name, a path). Every backend is registered
 under a versioned name, ``qa.v1``, ``embedding.v1``, ...; a spec may name the version
 (``qa.v1:models/causal-qa``) or not (``qa:...`` takes the newest), so an output made with
-``qa.v1`` can be reproduced after a ``qa.v2`` appears. Manifests record the versioned name.
+``qa.v1`` can be reproduced after a ``qa.v2`` appears. Manifests record the versioned name
+(``versioned_spec``: ``qa:models/causal-qa`` is recorded as ``qa.v1:models/causal-qa``).
 
 ``CATALOG`` below is the one list of what is swappable, per kind: extractors, precision judges,
 similarity measures, the SQC matcher and complementer, the consistency judge, the encoder and the
@@ -179,13 +180,20 @@ def registry(kind: str) -> Registry:
     return Registry(TITLES.get(kind, kind), CATALOG[kind], ALIASES.get(kind))
 
 
-def versioned_spec(kind: str, spec: str | Spec, *, default_backend: str | None = None) -> str:
+def versioned_spec(kind: str, spec: str | Spec, *, default_backend: str | None = None,
+                   keep_unknown: bool = False) -> str:
     """``spec`` with its backend's versioned name, as manifests record it: ``qa:models/causal-qa``
     -> ``qa.v1:models/causal-qa`` (the newest version), ``qa.v1:...`` kept, aliases followed
     (``rouge`` -> ``rouge1.v1``). ``default_backend`` as in ``parse_spec``. Raises ConfigError when
-    the backend is not registered under ``kind``."""
+    the backend is not registered under ``kind``, unless ``keep_unknown`` (for parts handed in as
+    objects, a test's fake judge): then ``spec`` comes back as given."""
     s = parse_spec(spec, default_backend=default_backend) if isinstance(spec, str) else spec
-    return str(Spec(registry(kind).resolve(s.backend), s.arg))
+    try:
+        return str(Spec(registry(kind).resolve(s.backend), s.arg))
+    except ConfigError:
+        if keep_unknown and kind in CATALOG:
+            return str(s)
+        raise
 
 
 def listing() -> dict[str, list[str]]:

@@ -165,16 +165,18 @@ def _count_lines(path: Path) -> int:
 def _settings(cfg: Config, extractor_spec: str) -> dict[str, Any]:
     """Everything the output depends on, known without loading a model: the [extract] keys
     that matter, the lexicon files, and the model's identity (a QA folder's checksum)."""
-    from causalkg.registry import parse_spec
+    from causalkg.registry import Spec, parse_spec, registry, versioned_spec
     from causalkg.kg.extractors.patterns import PATTERNS
     from causalkg.models import local_model_path
 
     ex = {k: v for k, v in cfg["extract"].items()
           if k not in _IO_KEYS and not k.startswith(("train_", "gate_train", "tagger_train"))}
-    out: dict[str, Any] = {"extract": ex, "extractor": extractor_spec,
+    # The extractor by versioned name (qa -> qa.v1): "qa" and "qa.v1" are one setting.
+    out: dict[str, Any] = {"extract": ex, "extractor": versioned_spec("extractor", extractor_spec),
                            "lexicon": {"base": file_sha256(BASE_CUES), "cnc": file_sha256(CNC_CUES)},
                            "gate": _gate_settings(cfg)}
-    spec = parse_spec(extractor_spec)
+    given = parse_spec(extractor_spec)
+    spec = Spec(registry("extractor").base(given.backend), given.arg)
     if spec.backend == "qa":
         path, local = local_model_path(spec.arg or ex["qa_model"], cfg.base_dir)
         out["model"] = {"name": spec.arg or ex["qa_model"],

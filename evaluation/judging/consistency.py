@@ -53,7 +53,7 @@ from causalkg.jsonl import ReadStats, write_json, write_jsonl
 from causalkg.layout import Layout
 from causalkg.models import stage_device
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
-from causalkg.registry import Spec, parse_spec, registry, split_version
+from causalkg.registry import Spec, parse_spec, registry, split_version, versioned_spec
 from causalkg.evaluation.judging.consistency_metrics import (
     COMBINED, IGC_VARIANTS, INTENDED_LABELS, METRICS, confusion_matrix, pair_metrics, plot_confusion,
     summarize,
@@ -251,13 +251,16 @@ def _write_run(cfg: Config, result: ConsistencyResult, runs: list[PairRun], *, o
     notes = [f"{len(result.failures)} pair(s) without a ranking (listed in summary.json)"] if result.failures else []
     if stats.skipped:
         notes.append(f"{stats.skipped} bad input line(s) skipped (--lenient)")
+    # The judge and the generator by versioned registry name (openai.v1:MODEL).
+    judge = versioned_spec("consistency-judge", opts.spec)
+    generator = versioned_spec("consistency-judge", settings["generator"]) if settings["generator"] else None
     manifest = build_manifest(
         "eval.consistency", cfg, inputs={"pairs": pairs}, outputs={"pairs": "pairs.jsonl", "summary": "summary.json",
                                                                     "confusion": "confusion.png" if result.scored else None},
         counts={"pairs_in_file": pairs_in_file, "pairs": len(runs), "scored": result.scored,
                 "failed": len(result.failures)},
-        timings={"total": elapsed}, models={"judge": opts.judge, "generator": settings["generator"]}, notes=notes,
-        extra={"judge": opts.judge, "method": opts.method, "settings": settings, "headline": headline,
+        timings={"total": elapsed}, models={"judge": judge, "generator": generator}, notes=notes,
+        extra={"judge": judge, "method": opts.method, "settings": settings, "headline": headline,
                "figures": result.headline_figures(), "usage": result.usage},
     )
     write_manifest(out, manifest)
@@ -337,20 +340,25 @@ def load_judge_consistency(cfg: Config, judge_spec: str) -> dict[str, Any] | Non
     """The latest consistency figures saved for a judge, or None when it was never measured.
 
     Looks at every ``manifest.json`` under ``<paths.data>/eval/consistency/`` whose judge is
-    ``judge_spec`` (``openai:MODEL`` / ``transformers:PATH``; a bare model name means openai) and
-    returns the newest: ``{"judge", "method", "headline", "created", "path", "pairs", "scored",
+    ``judge_spec`` (``openai:MODEL`` / ``transformers:PATH``; a bare model name means openai; the
+    manifests name it by version, ``openai.v1:MODEL``, as does ``judge_spec`` or not) and returns
+    the newest: ``{"judge", "method", "headline", "created", "path", "pairs", "scored",
     "failed", "figures": {metric: {"mean", "std"}}}`` with metrics tau_supporters, tau_defeaters,
     tau_all, cgp, igc.
     """
     try:
         wanted = str(normalize_judge(judge_spec))
+        wanted_versioned = _versioned_judge(wanted)
     except ConfigError:
+        return None
+    if wanted_versioned is None:
         return None
     root = Layout.from_config(cfg).eval_out("consistency")
     best: dict[str, Any] | None = None
     for mpath in sorted(root.glob("*/*/manifest.json")):
         m = read_manifest(mpath.parent)
-        if not m or m.get("stage") != "eval.consistency" or m.get("judge") != wanted or not m.get("figures"):
+        if (not m or m.get("stage") != "eval.consistency" or not m.get("figures")
+                or _versioned_judge(str(m.get("judge") or "")) != wanted_versioned):
             continue
         counts = m.get("counts", {})
         if not counts.get("scored"):
@@ -366,6 +374,15 @@ def load_judge_consistency(cfg: Config, judge_spec: str) -> dict[str, Any] | Non
     if best is not None:
         best.pop("_key")
     return best
+
+
+def _versioned_judge(spec: str) -> str | None:
+    """A judge spec by versioned name, so that ``openai:m`` (older manifests) and ``openai.v1:m``
+    match; None when it is not a consistency judge."""
+    try:
+        return versioned_spec("consistency-judge", normalize_judge(spec))
+    except ConfigError:
+        return None
 
 
 def format_judge_consistency(found: dict[str, Any]) -> str:

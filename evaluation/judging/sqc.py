@@ -41,7 +41,7 @@ from causalkg.jsonl import write_json, write_jsonl
 from causalkg.layout import Layout
 from causalkg.models import stage_device
 from causalkg.manifest import build_manifest, write_manifest
-from causalkg.registry import Registry, Spec, parse_spec, registry, split_version
+from causalkg.registry import Registry, Spec, parse_spec, registry, split_version, versioned_spec
 from causalkg.evaluation.judging.sqc_facts import read_units, Templates
 from causalkg.evaluation.judging.sqc_matchers import EmbeddingMatcher, LLMComplementer, LLMMatcher, NLIComplementer
 from causalkg.evaluation.judging.sqc_scoring import score_units, SQCResult
@@ -177,7 +177,9 @@ def sqc(
         "eval.sqc", cfg, inputs=inputs, outputs={"units": "units.jsonl", "summary": "summary.json"},
         counts={"units": len(unit_list), "scored_units": result.summary["micro"]["units"],
                 "predicted": plan["predicted"], "gold": plan["gold"]},
-        timings={"total": time.time() - started}, models={"matcher": m.spec, "complementer": c.spec if c else "none"},
+        timings={"total": time.time() - started},
+        models={"matcher": versioned_spec("sqc-matcher", m.spec, keep_unknown=True),
+                "complementer": versioned_spec("sqc-complementer", c.spec, keep_unknown=True) if c else "none"},
         notes=notes, extra={"figures": {"micro": result.summary["micro"], "macro": result.summary["macro"]},
                             "tau": result.summary["tau"]},
     ))

@@ -42,6 +42,7 @@ from causalkg.errors import ConfigError
 from causalkg.jsonl import atomic_write, write_jsonl
 from causalkg.layout import Layout
 from causalkg.manifest import build_manifest, write_manifest
+from causalkg.registry import versioned_spec
 from causalkg.tables import render_table
 from causalkg.evaluation.wikicausal.judges import Judge, JudgeQuery, create_judge
 from causalkg.evaluation.wikicausal.kgread import CLASS, FLAT, KGReadStats, iter_kg_pairs
@@ -507,7 +508,7 @@ def write_precision_outputs(report: PrecisionReport, root: Path, *, cfg: Config 
         written["plot"] = str(root / "precision.png")
     manifest = build_manifest(
         "eval-precision", cfg, inputs={k: v for k, v in (inputs or {}).items() if Path(v).exists()},
-        outputs=written, models={"judge": report.judge},
+        outputs=written, models={"judge": _recorded_judge(report.judge)},
         counts={"pairs": sum(r["pairs"] for r in report.rows if r["view"] == "full"),
                 "failed": len(report.failed), "abstained": len(report.abstained), **{f"usage_{k}": v for k, v in report.usage.items()}},
         timings={"total": report.seconds}, notes=report.notes, extra={"settings": report.settings},
@@ -515,6 +516,15 @@ def write_precision_outputs(report: PrecisionReport, root: Path, *, cfg: Config 
     write_manifest(root, manifest)
     report.written.update(written)
     return written
+
+
+def _recorded_judge(judge: Mapping[str, Any]) -> dict[str, Any]:
+    """The judge as the manifest records it: its spec by versioned registry name (``openai.v1:MODEL``);
+    a judge handed in as an object under an unregistered name keeps its spec."""
+    out = dict(judge)
+    if out.get("spec"):
+        out["spec"] = versioned_spec("judge", out["spec"], keep_unknown=True)
+    return out
 
 
 def _write(path: Path, text: str) -> None:

@@ -93,3 +93,23 @@ def test_registry_list_command():
     bad = subprocess.run([sys.executable, "-m", "causalkg.cli", "registry", "list", "--kind", "store"],
                          capture_output=True, text=True, cwd=REPO)
     assert bad.returncode == 2 and bad.stderr.startswith("error: no registry of 'store' (choose one of: ")
+
+
+def test_versioned_spec_is_what_manifests_record():
+    from causalkg.registry import versioned_spec
+
+    assert versioned_spec("extractor", "qa:models/causal-qa") == "qa.v1:models/causal-qa"  # newest version
+    assert versioned_spec("extractor", "patterns") == "patterns.v1"
+    assert versioned_spec("extractor", "qa.v1:models/causal-qa") == "qa.v1:models/causal-qa"  # kept
+    assert versioned_spec("extractor", Spec("llm", "m")) == "llm.v1:m"
+    assert versioned_spec("similarity", "rouge") == "rouge1.v1"  # alias followed
+    assert versioned_spec("similarity", "cosine:all-MiniLM-L6-v2") == "embedding.v1:all-MiniLM-L6-v2"
+    assert versioned_spec("consistency-judge", "gpt-4o-mini", default_backend="openai") == "openai.v1:gpt-4o-mini"
+    assert versioned_spec("export-target", "graph-store") == "graph-store.v1"
+    with pytest.raises(ConfigError, match=r"unknown extractor 'bert' \(choose one of: llm, patterns, qa, tagger\)"):
+        versioned_spec("extractor", "bert:x")
+    with pytest.raises(ConfigError, match=r"unknown extractor 'qa.v9'"):
+        versioned_spec("extractor", "qa.v9:x")
+    assert versioned_spec("judge", "fake:m", keep_unknown=True) == "fake:m"  # a part handed in as an object
+    with pytest.raises(ConfigError, match="no registry of 'store'"):
+        versioned_spec("store", "x", keep_unknown=True)

@@ -225,6 +225,8 @@ def test_patterns_on_text_jsonl_and_corpus_jsonl(tmp_path):
     pairs = {(r["doc_id"], r["cause"]["text"], r["effect"]["text"]) for r in recs}
     assert pairs == {("t1", "The drought", "a famine"), ("t1", "the war", "Prices rose")}
     assert res.counts["empty_documents"] == 1 and res.documents == 3
+    # The manifest names the extractor by its versioned registry name.
+    assert json.loads(res.manifest_path.read_text())["settings"]["extractor"] == "patterns.v1"
     res2 = extract(cfg, extractor="patterns", input=WIKI, output=tmp_path / "w.jsonl")
     recs2 = read(tmp_path / "w.jsonl")
     check_offsets(recs2)
@@ -266,6 +268,8 @@ def test_unchanged_inputs_and_settings_skip_the_work(tmp_path):
     assert not first.skipped
     second = extract(cfg, extractor="patterns", input=WIKI, output=out)
     assert second.skipped and second.extractions == first.extractions
+    # "patterns" and "patterns.v1" are one extractor: naming the version redoes nothing.
+    assert extract(cfg, extractor="patterns.v1", input=WIKI, output=out).skipped
     changed = load_config(search_cwd=False, overrides={**CUE_GATE, "extract.candidates_only": False})
     third = extract(changed, extractor="patterns", input=WIKI, output=out)
     assert not third.skipped and third.counts["shards_resumed"] == 0

@@ -105,7 +105,8 @@ def test_llm_protocol_reference_values_and_outputs(openai_server, tmp_path):
     png = (result.out / "confusion.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     manifest = json.loads((result.out / "manifest.json").read_text())
-    assert manifest["judge"] == "openai:test-model" and manifest["counts"]["scored"] == 3
+    assert manifest["judge"] == "openai.v1:test-model" and manifest["counts"]["scored"] == 3  # the versioned name
+    assert manifest["models"] == {"judge": "openai.v1:test-model", "generator": "openai.v1:test-model"}
     # A rerun asks nothing: every answer comes from the disk cache.
     before = openai_server.chat_requests
     again = consistency(cfg, pairs=src, judge="openai:test-model")
@@ -158,6 +159,8 @@ def test_load_judge_consistency_finds_the_latest_run(openai_server, tmp_path):
     assert latest["figures"]["tau_all"]["mean"] == -1.0 and latest["scored"] == 3
     assert latest["path"] != first["path"]
     assert load_judge_consistency(cfg, "openai:another-model") is None
+    # The manifests say openai.v1:test-model; asking with the version finds the same run.
+    assert load_judge_consistency(cfg, "openai.v1:test-model")["path"] == latest["path"]
     from causalkg.evaluation.judging.consistency import format_judge_consistency
 
     line = format_judge_consistency(latest)

@@ -277,7 +277,8 @@ def test_api_writes_the_report(openai_server, tmp_path):
     assert usage["matcher"]["requests"] + usage["complementer"]["requests"] == openai_server.chat_requests
     assert usage["matcher"]["requests"] == 2  # the units with gold facts and predictions: u1, u4
     manifest = json.loads((result.out / "manifest.json").read_text())
-    assert manifest["stage"] == "eval.sqc" and manifest["models"]["complementer"] == "openai:test-model"
+    assert manifest["stage"] == "eval.sqc"  # the parts by versioned registry name
+    assert manifest["models"] == {"matcher": "openai.v1:test-model", "complementer": "openai.v1:test-model"}
 
 
 def test_cli_sqc(cli, in_tmp, openai_server):

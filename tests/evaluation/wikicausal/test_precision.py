@@ -223,7 +223,8 @@ def test_outputs_judgements_summary_reference_layout_and_manifest(openai_server,
     assert "judge_tau_all" in (root / "precision.md").read_text().splitlines()[0]
     assert report.consistency_line() == "judge consistency (eval consistency): tau_all 0.8667, cgp 1.0000"
     assert (root / "precision.png").read_bytes()[:4] == b"\x89PNG"
-    assert json.loads((root / "manifest.json").read_text())["models"]["judge"]["model"] == "test-model"
+    judge = json.loads((root / "manifest.json").read_text())["models"]["judge"]
+    assert judge["model"] == "test-model" and judge["spec"] == "openai.v1:test-model"  # the versioned name
     assert any("only the first 20 of 433 pairs judged" in n for n in report.notes)
     assert len((root / "causenet-precision-linked-v1" / "judgements.jsonl").read_text().splitlines()) == 20
 
