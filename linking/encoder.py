@@ -20,6 +20,7 @@ import numpy as np
 
 from causalkg.errors import ModelError
 from causalkg.models import OFFLINE_MINILM_NAMES, resolve_device, resolve_encoder_path  # noqa: F401 - also re-exported
+from causalkg.registry import Spec, registry, split_version
 
 PAD_MULTIPLE = 16  # texts are padded to a multiple of this many tokens (see bucket_batches)
 # The old name of causalkg.models.resolve_encoder_path, kept for callers of this module.
@@ -185,14 +186,18 @@ class Encoder:
         return out
 
 
-def create_encoder(model: str, **kwargs: object) -> "Encoder":
-    """An encoder from the registry (``causalkg.registry.CATALOG["encoder"]``): ``model`` is a
-    spec ``BACKEND:NAME`` (``sentence-transformers.v1:all-MiniLM-L6-v2``) or, as everywhere in
-    the config, just a model name or path, which the newest ``sentence-transformers`` backend loads.
-    ``kwargs`` (``device``, ``batch_size``) go to the backend."""
-    from causalkg.registry import Spec, registry, split_version
-
-    encoders = registry("encoder")
+def encoder_spec(model: str) -> Spec:
+    """The registry spec of an encoder setting: ``model`` is a spec ``BACKEND:NAME``
+    (``sentence-transformers.v1:all-MiniLM-L6-v2``) or, as everywhere in the config, just a model
+    name or path, which the ``sentence-transformers`` backend loads."""
     backend, sep, arg = model.partition(":")
-    spec = Spec(backend, arg) if sep and split_version(backend)[0] in encoders.bases() else Spec("sentence-transformers", model)
-    return encoders.create(spec, **kwargs)
+    if sep and split_version(backend)[0] in registry("encoder").bases():
+        return Spec(backend, arg)
+    return Spec("sentence-transformers", model)
+
+
+def create_encoder(model: str, **kwargs: object) -> "Encoder":
+    """An encoder from the registry (``causalkg.registry.CATALOG["encoder"]``) for ``model``
+    (see ``encoder_spec``; a bare name takes the newest ``sentence-transformers`` backend).
+    ``kwargs`` (``device``, ``batch_size``) go to the backend."""
+    return registry("encoder").create(encoder_spec(model), **kwargs)

@@ -43,6 +43,7 @@ from causalkg.layout import Layout
 from causalkg.models import stage_device
 from causalkg.manifest import MANIFEST_NAME, build_manifest, file_sha256, read_manifest, write_manifest
 from causalkg.progress import progress
+from causalkg.registry import versioned_spec
 from causalkg.linking.normalize import clean, fold
 
 log = logging.getLogger(__name__)
@@ -318,7 +319,7 @@ class _Described:
 
 
 def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[str], *, lenient: bool) -> dict[str, Any]:
-    from causalkg.linking.encoder import create_encoder
+    from causalkg.linking.encoder import create_encoder, encoder_spec
 
     lk = cfg["linking"]
     t0 = time.perf_counter()
@@ -398,7 +399,8 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
         outputs={"index": INDEX_FILE, "surfaces": SURFACES_FILE, "concepts": CONCEPTS_FILE},
         counts=counts,
         timings={"read": t_read, "embed": t_embed, "index": t_index, "total": seconds},
-        models={"encoder": {"name": lk["model"], "path": encoder.path, "fingerprint": encoder.fingerprint}},
+        models={"encoder": {"name": lk["model"], "spec": versioned_spec("encoder", encoder_spec(lk["model"])),
+                            "path": encoder.path, "fingerprint": encoder.fingerprint}},
         notes=notes + [f"rebuilt: {r}" for r in reasons],
         extra={
             "format_version": FORMAT_VERSION,

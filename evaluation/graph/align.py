@@ -28,6 +28,7 @@ from causalkg.layout import Layout
 from causalkg.models import stage_device
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
+from causalkg.registry import versioned_spec
 from causalkg.evaluation.graph.agraph import (  # noqa: F401 - re-exported: the alignment API in one place
     ORDERS, TYPES, VALIDATION_MODES, VIEWS, AGraph, canonicalise_correlational, drop_between_hierarchy_linked,
     drop_correlational_beside_directional, keep_one_per_pair, lower_nodes, merge_single_children, node_order,
@@ -134,7 +135,9 @@ def align(
         write_manifest(out, build_manifest(
             "eval.align", cfg, inputs={"gold": gold, "pred": pred}, outputs={"units": "units.jsonl", "summary": "summary.json"},
             counts=counts, extra={"options": {"views": views, "orders": orders, "timeout": timeout,
-                                              "validation": validation, "node_encoder": node_encoder}},
+                                              "validation": validation,
+                                              "node_encoder": versioned_spec("similarity", node_encoder) if node_encoder
+                                              else node_encoder}},
         ))
         run.out_dir = out
     return run

@@ -30,6 +30,7 @@ from causalkg.layout import Layout
 from causalkg.models import stage_device
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
+from causalkg.registry import versioned_spec
 from causalkg.evaluation.graph.elo import elo_ratings, read_judgements, read_ratings
 from causalkg.evaluation.graph.graphs import Graph, read_graphs
 from causalkg.evaluation.graph.similarity import Similarity, canonical_name, get_similarity, reference_name
@@ -237,8 +238,9 @@ def meta(
         write_json(out / "summary.json", {"rows": run.table(), "best_theta": run.best(), "counts": counts})
         inputs: dict[str, Any] = {f"graphs.{n}": p for n, p in graphs.items()}
         inputs["ratings" if ratings is not None else "judgements"] = ratings if ratings is not None else judgements
+        recorded = {"mode": mode, "orientation": rows[0].orientation if rows else orientation, "bootstrap": bootstrap,
+                    "seed": seed, "measures": [versioned_spec("similarity", spec) for spec, _ in plan]}  # rouge1.v1, ...
         write_manifest(out, build_manifest("eval.meta", cfg, inputs=inputs, outputs={"units": "meta.jsonl", "summary": "summary.json"},
-                                           counts=counts, extra={"options": {"mode": mode, "orientation": rows[0].orientation if rows else orientation,
-                                                                             "bootstrap": bootstrap, "seed": seed}}))
+                                           counts=counts, extra={"options": recorded}))
         run.out_dir = out
     return run

@@ -44,6 +44,7 @@ from causalkg.layout import Layout
 from causalkg.models import stage_device
 from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
+from causalkg.registry import versioned_spec
 from causalkg.evaluation.graph.graphs import Edge, Graph, read_graphs
 from causalkg.evaluation.graph.similarity import Similarity, canonical_name, get_similarity, reference_name
 
@@ -425,7 +426,8 @@ def soft(
         write_manifest(out, build_manifest(
             "eval.soft", cfg, inputs={"gold": gold, "pred": pred}, outputs={"units": "units.jsonl", "summary": "summary.json"},
             counts=counts, extra={"options": {"mode": mode, "w": w, "non_textual": non_textual,
-                                              "assignment": assignment, "measures": [f"{s}={t}" for s, t in specs]}},
+                                              "assignment": assignment,
+                                              "measures": [f"{versioned_spec('similarity', s)}={t}" for s, t in specs]}},
         ))
         run.out_dir = out
     return run

@@ -52,3 +52,12 @@ def test_a_folder_that_is_no_model_is_a_model_error(tmp_path):
     with pytest.raises(ModelError, match="cannot load sentence-transformers model"):
         Encoder(str(tmp_path / "empty-model"), device="cpu")
     assert Path(resolve_encoder_path("minilm")).is_dir()
+
+
+def test_encoder_specs_name_a_backend_or_only_a_model():
+    from causalkg.linking.encoder import encoder_spec
+    from causalkg.registry import Spec
+
+    assert encoder_spec("all-MiniLM-L6-v2") == Spec("sentence-transformers", "all-MiniLM-L6-v2")
+    assert encoder_spec("sentence-transformers.v1:models/x") == Spec("sentence-transformers.v1", "models/x")
+    assert encoder_spec("C:/models/x") == Spec("sentence-transformers", "C:/models/x")  # a colon that names no backend

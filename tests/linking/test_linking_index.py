@@ -21,6 +21,7 @@ def test_build_writes_index_metadata_and_manifest(built, small_vocab):
     assert m["stage"] == "linking" and m["index"]["model"] == "all-MiniLM-L6-v2"
     assert m["index"]["model_fingerprint"].startswith("sha256:")
     assert m["index"]["settings"] == {"type": "flat"}
+    assert m["models"]["encoder"]["spec"] == "sentence-transformers.v1:all-MiniLM-L6-v2"  # the versioned registry name
     assert m["inputs"]["concepts"]["sha256"] == file_sha256(concepts_file)
     assert m["inputs"]["concepts"]["path"] == os.path.join("wikidata", "concepts.jsonl")
     assert m["counts"]["concepts"] == len(small_vocab) == 228

@@ -68,6 +68,17 @@ def test_align_validation_variants(cli, files):
     assert row["gold_edges"] == 4 and row["pred_edges"] == 4  # hierarchy + validated edges only
 
 
+def test_align_manifest_names_the_node_measure_by_versioned_name(cli, files, in_tmp):
+    """Node validation with any similarity measure (rouge, an alias of rouge1: no model to load);
+    the manifest records the measure as the registry's versioned name."""
+    g, p = files
+    r = cli("eval", "align", g, p, "--views", "typed", "--node-encoder", "rouge")
+    assert r.code == 0, r.err
+    assert "node validation [typed] mean cosine" in r.out
+    manifest = json.loads((in_tmp / "data/eval/align/manifest.json").read_text())
+    assert manifest["options"]["node_encoder"] == "rouge1.v1"
+
+
 @pytest.mark.slow
 def test_align_node_validation_with_minilm(cli, files):
     g, p = files

@@ -109,7 +109,8 @@ def test_meta_command(cli, tmp_path):
     assert text.out.rstrip().splitlines()[-1] == "best theta: exact=1, rouge1=0.5; 3 units"
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["best_theta"] == {"exact": 1.0, "rouge1": 0.5}
-    assert (tmp_path / "out" / "manifest.json").exists()
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["options"]["measures"] == ["exact.v1", "rouge1.v1"]  # versioned registry names
 
 
 def test_meta_command_errors(cli, tmp_path):

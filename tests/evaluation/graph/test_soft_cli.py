@@ -39,6 +39,7 @@ def test_soft_command_ours_and_reference(cli, passages, in_tmp):
     assert len(units) == 106 and {u["measure"] for u in units} == {"exact", "rouge1"}
     manifest = json.loads((in_tmp / "data/eval/soft/manifest.json").read_text())
     assert manifest["stage"] == "eval.soft" and manifest["counts"]["units"] == 53
+    assert manifest["options"]["measures"] == ["exact.v1=1.0", "rouge1.v1=0.5"]  # versioned registry names
     # Reference mode: bleu and exact become the study's variants, with their own thresholds.
     r = cli("eval", "soft", gold, pred, "--mode", "reference", "--measure", "bleu", "--measure", "exact",
             "--no-write", "--format", "csv")
