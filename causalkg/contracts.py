@@ -272,7 +272,7 @@ class Extraction(Record):
     question: str | None = None
 
 
-# --- kg: assembled edges (kg/assemble.py) -- owned by the KG assembly; see docs/kg.md -------
+# --- kg: assembled edges (kg/aggregate.py) -- owned by the KG assembly; see docs/kg.md ------
 
 
 class LinkedSpan(Span):

@@ -1,9 +1,9 @@
 """The causal KG as RDF: the vocabulary, the triples of each edge, and the Turtle / N-Triples writers.
 
-Flow: ``kg/assemble.py`` aggregates linked mentions into ``KGEdge`` records and calls
-:func:`write_rdf` here; ``kg/store.py`` and ``kg/graphstore.py`` load the N-Triples chunks into a
-triple store. The vocabulary (namespace ``ck:``) is documented in ``kg/ontology/causalkg.ttl``
-and ``docs/kg.md``.
+Flow: ``kg/aggregate.py`` aggregates linked mentions into ``KGEdge`` records and
+``kg/kgfiles.py`` calls :func:`write_rdf` here; ``kg/store.py`` and ``kg/graphstore.py`` load
+the N-Triples chunks into a triple store. The vocabulary (namespace ``ck:``) is documented in
+``kg/ontology/causalkg.ttl`` and ``docs/kg.md``.
 
 The model, in short (every resource is an IRI: no blank nodes, so the N-Triples chunks can be
 uploaded separately and a retried upload never duplicates anything):

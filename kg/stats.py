@@ -23,7 +23,8 @@ from causalkg.jsonl import read_jsonl
 from causalkg.manifest import read_manifest
 from causalkg.tables import render_table
 from causalkg.layout import PAIRS_FILE, default_paths, kg_dir
-from causalkg.kg.assemble import edge_rank, read_edges, reading_kg
+from causalkg.kg.aggregate import edge_rank
+from causalkg.kg.kgfiles import read_edges, reading_kg
 
 LEVELS = ("all", "class", "instance", "mixed")
 

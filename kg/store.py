@@ -38,7 +38,7 @@ from causalkg.layout import Layout, default_paths, kg_dir
 from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.tables import render_table
 from causalkg.kg import rdf
-from causalkg.kg.assemble import MANIFEST_FILE, reading_kg
+from causalkg.kg.kgfiles import MANIFEST_FILE, reading_kg
 from causalkg.kg.rdf import staging_iri
 
 log = logging.getLogger(__name__)

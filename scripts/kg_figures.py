@@ -18,7 +18,7 @@ KEYS = ("extractions", "edges", "edges_class", "edges_instance", "edges_mixed", 
 
 def figures(data: Path) -> dict[str, int]:
     sys.path.insert(0, str(REPO))
-    from causalkg.kg.assemble import reading_kg
+    from causalkg.kg.kgfiles import reading_kg
 
     with reading_kg(data / "kg") as (_, manifest):
         counts = manifest["counts"]

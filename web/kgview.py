@@ -22,7 +22,8 @@ from causalkg.config import Config
 from causalkg.contracts import Concept, KGEdge, KGMention, is_qid
 from causalkg.errors import SourceError
 from causalkg.jsonl import read_jsonl
-from causalkg.kg.assemble import PAIRS_FILE, default_paths, edge_rank, kg_dir
+from causalkg.layout import PAIRS_FILE, default_paths, kg_dir
+from causalkg.kg.aggregate import edge_rank
 from causalkg.kg.stats import base_pairs
 
 log = logging.getLogger(__name__)

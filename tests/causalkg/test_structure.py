@@ -110,8 +110,10 @@ def test_the_named_couplings_stay_broken():
     g = import_graph()
     for a, b in [("causalkg.kg.store", "causalkg.kg.assemble"), ("causalkg.kg.stats", "causalkg.layout")]:
         assert g.has_node(a) and g.has_node(b)
-    # The path helpers come from causalkg.layout, not from the assembly module (which the store
-    # still asks which generation of the KG folder to read).
+    # The path helpers come from causalkg.layout, and the KG files' readers from kg.kgfiles, not
+    # from the assembly step.
+    assert not g.has_edge("causalkg.kg.store", "causalkg.kg.assemble")
+    assert not g.has_edge("causalkg.kg.stats", "causalkg.kg.assemble")
     for module in ("kg/store.py", "kg/stats.py"):
         tree = ast.parse((REPO / module).read_text(encoding="utf-8"))
         from_assemble = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)

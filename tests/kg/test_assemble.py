@@ -1,4 +1,5 @@
-"""Assembly (kg/assemble.py): linking in shards, aggregation, lifting, the output shapes, the
+"""Assembly (kg/assemble.py and the modules it runs: kg/mentions.py, kg/aggregate.py,
+kg/kgfiles.py): linking in shards, aggregation, lifting, the output shapes, the
 CLI, skipping when current, and a kill during assembly followed by a rerun."""
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from causalkg.config import load_config
 from causalkg.contracts import BaseKGLine, Candidate, Extraction, KGEdge, KGMention
 from causalkg.jsonl import read_jsonl
 from causalkg.kg import assemble as A
+from causalkg.kg.aggregate import AggregateCounts, aggregate
+from causalkg.kg.inputs import load_concepts
+from causalkg.kg.kgfiles import nested_lines, unlisted_edges
+from causalkg.kg.mentions import link_pairs
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = REPO / "tests" / "fixtures" / "kg"
@@ -26,7 +31,7 @@ def _cfg(tmp_path, **overrides):
 
 @pytest.fixture(scope="module")
 def concepts():
-    return A.load_concepts(FIX / "concepts.jsonl")
+    return load_concepts(FIX / "concepts.jsonl")
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +45,7 @@ def linker(tmp_path_factory):
     from causalkg.linking.linker import Linker
 
     cfg = _cfg(tmp_path_factory.mktemp("lk"))
-    return Linker.from_concepts(A.load_concepts(FIX / "concepts.jsonl").values(), cfg)
+    return Linker.from_concepts(load_concepts(FIX / "concepts.jsonl").values(), cfg)
 
 
 def _by_id(edges):
@@ -51,7 +56,7 @@ def _by_id(edges):
 
 
 def test_aggregate_support_scores_and_levels(gold, concepts):
-    edges = _by_id(A.aggregate(gold, concepts))
+    edges = _by_id(aggregate(gold, concepts))
     e = edges["Q7944_Q8070"]
     assert e.level == "class" and e.cause.label == "earthquake" and e.effect.id == ["Q8070"]
     assert (e.support.sentences, e.support.documents, e.support.mentions) == (2, 1, 2)
@@ -69,15 +74,15 @@ def test_aggregate_support_scores_and_levels(gold, concepts):
 
 
 def test_aggregate_two_mentions_in_one_sentence_count_one_sentence(gold, concepts):
-    edges = _by_id(A.aggregate(gold, concepts))
+    edges = _by_id(aggregate(gold, concepts))
     # "The attacks caused the deaths ... and the injuries ...": one sentence, two edges
     assert edges["Q10806_Q4"].support.sentences == 1
     assert edges["Q10806_Q193078"].support.sentences == 1
-    assert A.aggregate(gold + gold[:2], concepts, counts=(c := A.AggregateCounts())) and c.duplicate_mentions == 2
+    assert aggregate(gold + gold[:2], concepts, counts=(c := AggregateCounts())) and c.duplicate_mentions == 2
 
 
 def test_lifting_to_seed_and_p31_classes(gold, concepts):
-    edges = _by_id(A.aggregate(gold, concepts, lift="both"))
+    edges = _by_id(aggregate(gold, concepts, lift="both"))
     inst = edges["Q130754_Q1312405"]
     # cause: seed classes earthquake and tsunami; effect: P31 train wreck -> two class edges
     assert inst.lifted_to == ["Q7944_Q1078765", "Q8070_Q1078765"]
@@ -87,10 +92,10 @@ def test_lifting_to_seed_and_p31_classes(gold, concepts):
     assert up.examples[0].cause.label == "2004 Indian Ocean earthquake"
     assert up.support.sentences == 1 and up.score.best == inst.score.best
     # seed classes only: the effect has none, so nothing is lifted from that edge
-    seeds = _by_id(A.aggregate(gold, concepts, lift="seed_classes"))
+    seeds = _by_id(aggregate(gold, concepts, lift="seed_classes"))
     assert "Q7944_Q1078765" not in seeds and seeds["Q130754_Q1312405"].lifted_to == []
     assert "Q750215_Q4" in seeds  # mixed edge: 9/11 (seed: mass murder) -> death
-    assert set(_by_id(A.aggregate(gold, concepts, lift="none"))) == {
+    assert set(_by_id(aggregate(gold, concepts, lift="none"))) == {
         k for k, e in edges.items() if e.support.direct_mentions}
 
 
@@ -100,13 +105,13 @@ def test_lifted_support_merges_with_direct_mentions(concepts, gold):
     inst = [m for m in gold if m.cause.qid == "Q130754"][0]
     moved = inst.model_copy(update={"effect": inst.effect.model_copy(update={"qid": "Q8070", "kind": "class",
                                                                             "label": "tsunami"})})
-    e = _by_id(A.aggregate([direct, moved], concepts))["Q7944_Q8070"]
+    e = _by_id(aggregate([direct, moved], concepts))["Q7944_Q8070"]
     assert e.support.direct_mentions == 1 and e.support.examples == 1 and e.support.sentences == 2
     assert [x.edge_id for x in e.examples] == ["Q130754_Q8070"]
 
 
 def test_min_support_drops_edges_and_dangling_examples(gold, concepts):
-    edges = _by_id(A.aggregate(gold, concepts, min_support=2))
+    edges = _by_id(aggregate(gold, concepts, min_support=2))
     assert set(edges) == {"Q7944_Q8070"}
     for e in edges.values():
         assert all(x.edge_id in edges for x in e.examples)
@@ -117,17 +122,17 @@ def test_link_pairs_keeps_both_ends_and_drops_self_loops(gold):
     xs = list(read_jsonl(FIX / "extractions.jsonl", Extraction))[:3]
     eq = Candidate(qid="Q7944", label="earthquake", surface="earthquake", score=0.9, kind="class")
     ts = Candidate(qid="Q8070", label="tsunami", surface="tsunami", score=0.8, kind="class")
-    out, c = A.link_pairs(xs, [[eq], [eq], []], [[ts], [eq], [ts]], {})
+    out, c = link_pairs(xs, [[eq], [eq], []], [[ts], [eq], [ts]], {})
     assert [m.effect.qid for m in out] == ["Q8070"]
     assert (c.linked, c.self_loops_dropped, c.cause_unlinked) == (1, 1, 1)
     assert out[0].cause.link_score == 0.9 and out[0].cause_candidates == [eq]
-    out, c = A.link_pairs(xs, [[eq], [eq], []], [[ts], [eq], []], {}, allow_self_loops=True)
+    out, c = link_pairs(xs, [[eq], [eq], []], [[ts], [eq], []], {}, allow_self_loops=True)
     assert len(out) == 2 and c.self_loops_kept == 1 and c.both_unlinked == 1
 
 
 def test_nested_shape_is_read_by_the_reference_logic(gold, concepts, tmp_path):
-    edges = A.aggregate(gold, concepts)
-    lines = A.nested_lines(edges, concepts)
+    edges = aggregate(gold, concepts)
+    lines = nested_lines(edges, concepts)
     for line in lines:
         BaseKGLine.model_validate(line)
     classes = {(ln["event"]["id"], c["id"]) for ln in lines for c in ln["consequences"]}
@@ -141,7 +146,7 @@ def test_nested_shape_is_read_by_the_reference_logic(gold, concepts, tmp_path):
     assert first["id"] == "Q8070" and first["support"]["sentences"] == 2 and len(first["mentions"]) == 2
     # nothing is lost: every edge is a class pair or an example, each in its own view
     assert classes | examples == {(e.cause.id[0], e.effect.id[0]) for e in edges} and not classes & examples
-    assert A.unlisted_edges(edges) == []
+    assert unlisted_edges(edges) == []
     # an example carries its own level, so readers can tell instance from mixed edges
     levels = {x["level"] for ln in lines for c in ln["consequences"] for x in c["examples"]}
     assert levels == {"instance", "mixed"}
@@ -150,7 +155,7 @@ def test_nested_shape_is_read_by_the_reference_logic(gold, concepts, tmp_path):
 def test_nested_line_support_counts_each_sentence_once(gold, concepts):
     # "The attacks caused the deaths ... and the injuries ...": one sentence behind two mixed
     # edges, lifted to mass murder -> death and mass murder -> injury: one line, one sentence
-    lines = A.nested_lines(A.aggregate(gold, concepts), concepts)
+    lines = nested_lines(aggregate(gold, concepts), concepts)
     mm = next(ln for ln in lines if ln["event"]["id"] == "Q750215")
     assert {c["id"] for c in mm["consequences"]} >= {"Q4", "Q193078"}
     assert [c["support"]["sentences"] for c in mm["consequences"]] == [1] * len(mm["consequences"])
@@ -158,10 +163,10 @@ def test_nested_line_support_counts_each_sentence_once(gold, concepts):
 
 
 def test_edges_with_no_class_are_counted_not_silently_lost(gold, concepts):
-    edges = A.aggregate(gold, concepts, lift="none")
+    edges = aggregate(gold, concepts, lift="none")
     lower = {e.edge_id for e in edges if e.level != "class"}
-    assert lower and {e.edge_id for e in A.unlisted_edges(edges)} == lower
-    lines = A.nested_lines(edges, concepts)
+    assert lower and {e.edge_id for e in unlisted_edges(edges)} == lower
+    lines = nested_lines(edges, concepts)
     assert not [x for ln in lines for c in ln["consequences"] for x in c["examples"]]
 
 
@@ -408,7 +413,7 @@ def test_assembly_drops_unasserted_pairs_reads_infoboxes_and_scores_confidence(t
 
     ext, corpus, concepts = _issue13_inputs(tmp_path)
     cfg = _cfg(tmp_path, **{"kg.min_confidence": 0.0})
-    lk = Linker.from_concepts(A.load_concepts(concepts).values(), cfg)
+    lk = Linker.from_concepts(load_concepts(concepts).values(), cfg)
     r = A.assemble(cfg, extractions=ext, corpus=corpus, concepts=concepts, linker=lk)
     c = r.counts
     assert c["link_extractions"] == 16 and c["link_unasserted_dropped"] == 2

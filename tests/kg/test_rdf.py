@@ -16,7 +16,8 @@ from causalkg.contracts import BaseKGLine, FlatPair, KGMention
 from causalkg.errors import SchemaError
 from causalkg.jsonl import read_jsonl
 from causalkg.kg import rdf
-from causalkg.kg.assemble import aggregate, load_concepts
+from causalkg.kg.aggregate import aggregate
+from causalkg.kg.inputs import load_concepts
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = REPO / "tests" / "fixtures" / "kg"

@@ -18,6 +18,7 @@ from causalkg.contracts import KGMention
 from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import read_jsonl
 from causalkg.kg import assemble as A
+from causalkg.kg.kgfiles import read_edges
 from causalkg.kg import stats as S
 from causalkg.kg import store as K
 
@@ -128,7 +129,7 @@ def test_the_documented_queries_answer_correctly(project):
     assert [r["cause"] for r in lifted] == ["The tsunami"]
 
     rows = K.query(cfg, queries["confirmed-by-base-kg"]).values()
-    edges = A.read_edges(Path(cfg.path("paths.data")) / "kg" / "causal_kg_pairs.jsonl")
+    edges = read_edges(Path(cfg.path("paths.data")) / "kg" / "causal_kg_pairs.jsonl")
     expected = S.confirmed_edges(list(edges), S.base_pairs(BASE))
     assert {(r["causeLabel"], r["effectLabel"]) for r in rows} == {(e.cause.label, e.effect.label) for e in expected}
     assert ("2004 Indian Ocean earthquake", "2004 Sri Lanka tsunami-rail disaster") in {
