@@ -253,25 +253,38 @@ def page_event_links(
     """A phrase that names the page's own event by its head noun alone ("the attacks" on the
     page "September 11 attacks", "the war" on "Spanish–American War") links to the page event
     (``_page_event``), not to whatever the bare word is most similar to."""
-    from causalkg.linking.sense import parse, stem
-
-    from causalkg.kg.extractors.structured import event_phrases
-
-    wanted: list[int] = []
-    for i, (ph, d) in enumerate(zip(phrases, doc_ids)):
-        doc = docs.get(d)
-        if doc is None or not doc.title:
-            continue
-        p = parse(ph)
-        words = doc.title.replace("\u2013", " ").split()
-        if p.head is None or p.modifiers or p.n_words > 2 or not words or stem(words[-1].lower()) != p.head:
-            continue
-        wanted.append(i)
+    wanted = [i for i, (ph, d) in enumerate(zip(phrases, doc_ids)) if _names_page_event(ph, docs.get(d))]
     out = list(results)
     if not wanted:
         return out
-    # every page event of the shard in one linker call
-    keys = sorted({(docs[doc_ids[i]].title, docs[doc_ids[i]].categories) for i in wanted})
+    event = _page_events(sorted({(docs[doc_ids[i]].title, docs[doc_ids[i]].categories) for i in wanted}), linker, sense)
+    for i in wanted:
+        doc = docs[doc_ids[i]]
+        ev = event.get((doc.title, doc.categories))
+        if ev is not None:
+            out[i] = [ev.model_copy(update={"page_event": True})] + [c for c in results[i] if c.qid != ev.qid]
+            counts.page_event_links += 1
+    return out
+
+
+def _names_page_event(phrase: str, doc: DocInfo | None) -> bool:
+    """Whether ``phrase`` is the head noun of the page's title with no modifier (two words at
+    most): "the attacks" on "September 11 attacks"."""
+    from causalkg.linking.sense import parse, stem
+
+    if doc is None or not doc.title:
+        return False
+    p = parse(phrase)
+    words = doc.title.replace("\u2013", " ").split()
+    return not (p.head is None or p.modifiers or p.n_words > 2 or not words or stem(words[-1].lower()) != p.head)
+
+
+def _page_events(keys: Sequence[tuple[str | None, tuple[str, ...]]], linker: Any,
+                 sense: Any) -> dict[tuple, Candidate]:
+    """The event of every page (title, categories) in ``keys``, in one linker call (see
+    ``_page_event``); a page with none is left out."""
+    from causalkg.kg.extractors.structured import event_phrases
+
     flat = [(key, j, ph) for key in keys for j, ph in enumerate(event_phrases({"title": key[0], "categories": list(key[1])}))]
     res = linker.link([ph for _, _, ph in flat], k=3) if flat else []
     if sense is not None and flat:
@@ -283,13 +296,7 @@ def page_event_links(
         usable = cands if j == 0 else [c for c in cands if c.match == "exact" and c.kind == "class"]
         if usable:
             event[key] = usable[0]
-    for i in wanted:
-        doc = docs[doc_ids[i]]
-        ev = event.get((doc.title, doc.categories))
-        if ev is not None:
-            out[i] = [ev.model_copy(update={"page_event": True})] + [c for c in results[i] if c.qid != ev.qid]
-            counts.page_event_links += 1
-    return out
+    return event
 
 
 def link_structured(
