@@ -10,6 +10,8 @@ scored (``apply_confidence``, ``kg/confidence.py``) and ranked best-supported fi
 - ``apply_confidence``: set each edge's confidence and drop those below ``kg.min_confidence``;
 - ``lift_targets``: the classes an instance is lifted to (``kg.lift``: one of ``LIFT_MODES``);
 - ``edge_rank``: the sort key of edges; ``qid_number``: the number of a QID, for sorting.
+
+A change that gives other edges for the same mentions needs ``kg.assemble.OUTPUT_VERSION`` bumped.
 """
 
 from __future__ import annotations

@@ -52,8 +52,11 @@ from causalkg.kg.mentions import LinkCounts, link_shard, link_structured
 log = logging.getLogger(__name__)
 
 LINKED_DIR = "linked"
-FORMAT_VERSION = "1"  # bump when the linked checkpoints change for the same inputs (relinks everything)
-OUTPUT_VERSION = "2"  # bump when the KG files change for the same mentions (rewrites them, no relinking)
+# Bump FORMAT_VERSION when the linked checkpoints change for the same inputs (kg/mentions.py; it
+# relinks everything), OUTPUT_VERSION when the KG files change for the same mentions
+# (kg/aggregate.py, kg/kgfiles.py, kg/rdf.py; it rewrites them, no relinking).
+FORMAT_VERSION = "1"
+OUTPUT_VERSION = "2"
 
 
 # --- the step --------------------------------------------------------------------------------

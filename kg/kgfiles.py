@@ -11,7 +11,8 @@ An assembled KG folder (``data/kg/``, see docs/kg.md) holds, in its current gene
 - ``manifest.json``: written last by the step (``kg/assemble.py``).
 
 ``write_outputs`` writes all but the manifest; ``reading_kg`` opens a KG folder for reading
-(its current generation, checksums verified) and ``read_edges`` streams the flat file.
+(its current generation, checksums verified) and ``read_edges`` streams the flat file. A change
+that writes other files for the same edges needs ``kg.assemble.OUTPUT_VERSION`` bumped.
 """
 
 from __future__ import annotations

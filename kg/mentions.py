@@ -12,6 +12,9 @@ and a pair whose two ends both link above the threshold becomes a mention with i
   end; self-loops dropped unless allowed);
 - ``link_structured``: the infobox and list pairs of the corpus pages (``kg.extractors.structured``);
 - ``LinkCounts``: what linking did, summed over the shards into the manifest's ``link_*`` counts.
+
+A change that gives other mentions for the same inputs needs ``kg.assemble.FORMAT_VERSION``
+bumped (the checkpoints of an earlier run are then relinked).
 """
 
 from __future__ import annotations
