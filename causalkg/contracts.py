@@ -289,7 +289,8 @@ class Assertion(_Open):
     """What the KG assembly read about a pair in its sentence (``kg/polarity.py``): whether the
     sentence states it as not happening (``negated``), as a hypothesis, expectation or
     possibility (``hedged``), asks it (``question``), measures something else (``estimate``),
-    states it the other way round (``reversed``), or only orders the two in time
+    states it the other way round (``reversed``), states no relation between the two spans
+    (``unstated``: navigation text, a list, a description), or only orders the two in time
     (``temporal``); ``evidence`` holds the cue words behind each flag. A pair with a flag listed
     in ``kg.drop`` is not an edge."""
 
@@ -298,6 +299,7 @@ class Assertion(_Open):
     question: bool = False
     estimate: bool = False
     reversed: bool = False
+    unstated: bool = False
     temporal: bool = False
     evidence: list[str] = Field(default_factory=list)
 

@@ -52,10 +52,11 @@ from causalkg.kg.mentions import LinkCounts, link_shard, link_structured
 log = logging.getLogger(__name__)
 
 LINKED_DIR = "linked"
-# Bump FORMAT_VERSION when the linked checkpoints change for the same inputs (kg/mentions.py; it
-# relinks everything), OUTPUT_VERSION when the KG files change for the same mentions
-# (kg/aggregate.py, kg/kgfiles.py, kg/rdf.py; it rewrites them, no relinking).
-FORMAT_VERSION = "1"
+# Bump FORMAT_VERSION when the linked checkpoints change for the same inputs other than through the
+# rule modules (whose source _code_digest fingerprints: it relinks everything), OUTPUT_VERSION when
+# the KG files change for the same mentions (kg/aggregate.py, kg/kgfiles.py, kg/rdf.py; it rewrites
+# them, no relinking).
+FORMAT_VERSION = "2"
 OUTPUT_VERSION = "2"
 
 
@@ -169,6 +170,21 @@ def _persisted(linker: Any) -> bool:
     return linker is None or getattr(linker, "folder", None) is not None
 
 
+def _code_digest() -> str:
+    """The source of the modules whose rules decide which mentions linking gives (assertion
+    flags, the linker's matching, the sense check, the page event), hashed: part of the linked
+    checkpoints' fingerprint, so a changed rule relinks instead of reusing the old mentions."""
+    import hashlib
+
+    from causalkg.kg import mentions, polarity
+    from causalkg.linking import linker, normalize, sense
+
+    h = hashlib.sha256()
+    for mod in (polarity, mentions, linker, normalize, sense):
+        h.update(Path(mod.__file__).read_bytes())
+    return h.hexdigest()
+
+
 def _fingerprints(inp: _Inputs, opts: dict[str, Any], linker: Any) -> tuple[str, str]:
     """(the linked checkpoints' fingerprint, the whole KG's): the first changes when linking
     would give other mentions (everything is relinked), the second also when the KG files would
@@ -177,7 +193,8 @@ def _fingerprints(inp: _Inputs, opts: dict[str, Any], linker: Any) -> tuple[str,
         getattr(linker, "model_id", None), getattr(linker, "threshold", None),
         getattr(linker, "model_fingerprint", None), getattr(linker, "search_settings", None))
     link_fp = fingerprint(
-        FORMAT_VERSION, "linked" if inp.prelinked else "extractions", _sha(inp.source),
+        FORMAT_VERSION, None if inp.prelinked else _code_digest(), "linked" if inp.prelinked else "extractions",
+        _sha(inp.source),
         _sha(inp.corpus), _sha(inp.linking_manifest), in_memory,
         {k: opts[k] for k in ("shard_size", "use_context", "allow_self_loops", "k", "threshold", "linking_model",
                               "linking", "assess", "drop", "sense_check", "structured", "structured_min_link")},

@@ -55,6 +55,7 @@ class LinkCounts:
     question: int = 0
     estimate: int = 0
     reversed: int = 0
+    unstated: int = 0
     temporal: int = 0
     # the sense check of the linker's answers (linking/sense.py)
     senses_rejected: int = 0
@@ -255,7 +256,7 @@ def page_event_links(
 ) -> list[list[Candidate]]:
     """A phrase that names the page's own event by its head noun alone ("the attacks" on the
     page "September 11 attacks", "the war" on "Spanish–American War") links to the page event
-    (``_page_event``), not to whatever the bare word is most similar to."""
+    (``_page_event``), not to whatever the bare word is most similar to (see ``_names_page_event``)."""
     wanted = [i for i, (ph, d) in enumerate(zip(phrases, doc_ids)) if _names_page_event(ph, docs.get(d))]
     out = list(results)
     if not wanted:
@@ -272,10 +273,15 @@ def page_event_links(
 
 def _names_page_event(phrase: str, doc: DocInfo | None) -> bool:
     """Whether ``phrase`` is the head noun of the page's title with no modifier (two words at
-    most): "the attacks" on "September 11 attacks"."""
+    most): "the attacks" on "September 11 attacks". A head written with a capital ("War" of
+    "The ensuing Philippine-American War", cut short by the extractor) is part of another name,
+    not the page's event."""
     from causalkg.linking.sense import parse, stem
 
     if doc is None or not doc.title:
+        return False
+    written = phrase.split()
+    if written and written[-1][:1].isupper():
         return False
     p = parse(phrase)
     words = doc.title.replace("\u2013", " ").split()

@@ -7,10 +7,11 @@ possible ("an outburst flood was not expected", "could cause", "may lead to"), a
 restrictive definition of the Holocaust produces a death toll of ..."), or state the relation
 the other way round ("X caught fire and ... the resulting explosion": the fire causes the
 explosion). ``assess`` reads the sentence around the two spans and returns an ``Assessment``:
-what it found (``negated``, ``hedged``, ``question``, ``estimate``, ``reversed``, ``temporal``)
+what it found (``negated``, ``hedged``, ``question``, ``estimate``, ``reversed``, ``unstated``,
+``temporal``)
 and the words that decided it (``evidence``). The KG assembly stores it on every mention
 (``KGMention.assertion``) and drops the pairs whose flags are in ``kg.drop`` (by default every
-flag but ``temporal``).
+flag).
 
 How: the spaCy pipeline of ``kg.sentences`` is a blank English tokenizer (no downloaded model,
 so no dependency parse is available offline); the rules read word tokens in the *relation
@@ -22,7 +23,8 @@ count. Cues:
 - negation: not, n't, never, no, none, nobody, nothing, neither, nor, without, "no one",
   "failed to", "rather than", "instead of", "prevented", "averted"; "not only" is not a negation.
   A "little/few ... so that ... not" construction is found by the same "not".
-- hedge: the modals could, might, may, would, should; verbs and adverbs of expectation or
+- hedge: the modals could, might, may, would, should, will ("deaths that will eventually
+  result from the accident" is a forecast); verbs and adverbs of expectation or
   belief (expected, predicted, feared, suspected, believed, thought to, hypothesised,
   speculated, possibly, probably, likely, perhaps, potentially, allegedly, risk of, threat of);
   "if", "whether", "unless". "can" states a general capability and is not a hedge. An association
@@ -45,9 +47,15 @@ count. Cues:
   tsunami)"), or the cause first joined by "preceded by"; and when the effect span directly
   precedes the cause span with no word between: a compound noun ("the tsunami flooding") reads
   modifier -> head.
+- unstated: the sentence states no relation between the spans: it is navigation text ("For more
+  information on those deaths, see ..."), the spans are only listed together ("Injuries and
+  deaths", a heading), or a copula makes the later span a description of the earlier one ("The
+  war was a military and economic disaster", "the invasion ended as a disaster"), a distance
+  ("at a distance of 2,500 km from the epicenter of the earthquake"), or a span is the end of a
+  hyphenated word ("fire" of "cease-fire").
 - temporal: the only cue between the spans is "after", "following", "before", "during",
-  "since" or "followed by": a sequence in time, not a causal claim (recorded, not dropped by
-  default).
+  "since", "followed by", "at the time of" or "began with": a sequence in time, not a causal
+  claim ("Prospects for reforms faded following the signing of the treaty").
 """
 
 from __future__ import annotations
@@ -56,8 +64,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-FLAGS = ("negated", "hedged", "question", "estimate", "reversed", "temporal")
-DEFAULT_DROP = ("negated", "hedged", "question", "estimate", "reversed")
+FLAGS = ("negated", "hedged", "question", "estimate", "reversed", "unstated", "temporal")
+DEFAULT_DROP = FLAGS
 
 _WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?|n't|[0-9]+|[,;:()\u2013\u2014?!.]|--")
 _CLAUSE = {",", ";", ":", "(", ")", "\u2013", "\u2014", "--", ".", "!", "?"}
@@ -67,7 +75,7 @@ NEGATIONS = {"not", "n't", "never", "no", "none", "nobody", "nothing", "neither"
 NEGATION_PHRASES = (("no", "one"), ("failed", "to"), ("rather", "than"), ("instead", "of"),
                     ("did", "not"), ("was", "not"), ("were", "not"))
 NOT_NEGATION = (("not", "only"), ("not", "just"), ("no", "longer"), ("nothing", "but"))
-MODALS = {"could", "might", "may", "would", "should"}
+MODALS = {"could", "might", "may", "would", "should", "will"}
 HEDGES = {"expected", "expect", "expects", "predicted", "predict", "predicts", "feared", "fear", "fears",
           "suspected", "believed", "believe", "believes", "hypothesized", "hypothesised", "hypothesis",
           "speculated", "speculation", "possibly", "probably", "likely", "unlikely", "perhaps",
@@ -95,6 +103,16 @@ FORWARD = {"caused", "causes", "cause", "causing", "led", "leads", "lead", "lead
 BACKWARD = {"by", "due", "because", "owing", "from", "after", "following", "since", "amid", "caused_by",
             "resulted_from", "result_of", "attributed", "blamed", "thanks"}
 TEMPORAL = {"after", "following", "before", "during", "since", "then", "later", "when", "amid"}
+# phrases of time or place between the spans: a sequence, a coincidence or a distance, no cause
+TEMPORAL_PHRASES = (("at", "the", "time", "of"), ("began", "with"), ("started", "with"), ("opened", "with"),
+                    ("begins", "with"), ("starts", "with"))
+DISTANCE = {"km", "kilometres", "kilometers", "miles", "mi", "distance", "away"}
+# "X and Y", "X, Y": the spans are only listed together (a heading, "Injuries and deaths")
+COORDINATION = {"and", "or", "&", ",", "the", "a", "an", "its", "their", "of"}
+# "The war was a military and economic disaster": the later span describes the earlier one
+COPULAS = ("is", "was", "are", "were", "became", "becomes", "remained", "remains", "ended as", "proved")
+# text that points elsewhere ("For more information on those deaths, see ...")
+NAVIGATION = re.compile(r"^\s*(for (more|further) (information|details)|see also\b|main article\b)", re.I)
 EFFECT_OPENERS = {"resulting", "ensuing", "subsequent", "consequent", "consequential", "following"}
 # words right before a span that mark it as the cause ("in the aftermath of the accident", "due to
 # the fire"); determiners and possessives may stand between the marker and the span
@@ -116,6 +134,7 @@ class Assessment:
     question: bool = False
     estimate: bool = False
     reversed: bool = False
+    unstated: bool = False
     temporal: bool = False
     evidence: list[str] = field(default_factory=list)
 
@@ -171,7 +190,9 @@ def _negations(words: Sequence[str]) -> list[str]:
 
 def _hedges(words: Sequence[str]) -> list[str]:
     found = [w for i, w in enumerate(words) if (w in MODALS or w in HEDGES)
-             and not (w == "would" and i + 1 < len(words) and words[i + 1] in _WOULD_NARRATIVE)]
+             and not (w == "would" and i + 1 < len(words) and words[i + 1] in _WOULD_NARRATIVE)
+             # "could no longer support": what did happen, not a possibility
+             and not (w == "could" and tuple(words[i + 1:i + 3]) == ("no", "longer"))]
     for i in range(len(words)):
         for p in HEDGE_PHRASES:
             if _phrase_at(words, i, p):
@@ -187,6 +208,15 @@ def _direction_cues(words: Sequence[str]) -> tuple[list[str], list[str]]:
         prev = words[i - 1] if i > 0 else ""
         if w == "by" and prev in ("followed", "preceded"):
             continue  # a sequence in time (see _sequence), not a causal cue
+        if w == "by" and prev not in FORWARD:
+            # a passive with words between: "the tsunami created in both ... waters by the eruption"
+            for j in range(len(fwd) - 1, -1, -1):
+                k = _last_index(words[:i], fwd[j])
+                if k is not None and i - k <= 8 and fwd[j].endswith(("ed", "made", "brought", "set", "left")) \
+                        and not any(x in _CLAUSE for x in words[k:i]):
+                    back.append(f"{fwd.pop(j)} ... by")
+                    break
+            continue
         if w == "by" and prev in FORWARD:
             back.append(f"{prev} by")
             if fwd and fwd[-1] == prev:
@@ -197,6 +227,9 @@ def _direction_cues(words: Sequence[str]) -> tuple[list[str], list[str]]:
             continue
         if w == "result" and nxt == "of":
             back.append("result of")
+            continue
+        if (w, nxt) in (("attributed", "to"), ("attributable", "to"), ("blamed", "on"), ("ascribed", "to")):
+            back.append(f"{w} {nxt}")
             continue
         if w in ("due", "owing", "thanks") and nxt == "to":
             back.append(f"{w} to")
@@ -217,12 +250,52 @@ def _direction_cues(words: Sequence[str]) -> tuple[list[str], list[str]]:
     return fwd, back
 
 
+def _last_index(words: Sequence[str], w: str) -> int | None:
+    for i in range(len(words) - 1, -1, -1):
+        if words[i] == w:
+            return i
+    return None
+
+
 def _sequence(words: Sequence[str]) -> str | None:
     """"followed by" (the left span happened first) or "preceded by" (the right one did), if
     either stands between the spans."""
     for i in range(len(words) - 1):
         if words[i + 1] == "by" and words[i] in ("followed", "preceded"):
             return f"{words[i]} by"
+    return None
+
+
+def _piece_of_a_word(sentence: str, span: tuple[int, int], name: str) -> str | None:
+    """A span cut out of the end of a hyphenated word ("fire" of "cease-fire") means something
+    else. (The head of "earthquake-induced" is not cut this way: its first part is the cause.)"""
+    s, e = span
+    before = sentence[max(0, s - 2):s]
+    if len(before) == 2 and before[1] == "-" and before[0].isalpha():
+        word = re.search(r"[\w-]*$", sentence[:s]).group(0) + sentence[s:e] + re.match(r"[\w-]*", sentence[e:]).group(0)
+        return f"the {name} span is a piece of the word '{word}'"
+    return None
+
+
+def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: Sequence[str]) -> str | None:
+    """Why the sentence states no relation between the spans, if it does not: navigation text,
+    spans only listed together, or the later span describing the earlier one."""
+    if NAVIGATION.match(sentence):
+        return "navigation text"
+    if any(w in DISTANCE for w in between) and "from" in between and not fwd:
+        return "a distance between places, not a cause (" + " ".join(w for w in between if w in DISTANCE | {"from"}) + ")"
+    if fwd or back:
+        return None
+    if between and all(w in COORDINATION for w in between) and any(w in ("and", "or", "&") for w in between):
+        return "the spans are only listed together (" + " ".join(between) + ")"
+    text = " ".join(between)
+    for c in COPULAS:
+        if text == c or text.startswith(c + " "):
+            rest = between[len(c.split()):]
+            # "were directly attributed to": a verb, not a description
+            if any(w.endswith("ed") or w in ("to", "by", "from", "for", "in", "on") for w in rest):
+                return None
+            return f"'{c}': the later span describes the earlier one"
     return None
 
 
@@ -306,7 +379,7 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
     if opener:
         a.reversed = True
         a.evidence.append(f"reversed: the cause span opens with '{opener[0]}'")
-    elif es < cs and not between_words:
+    elif es < cs and not between_words and len(cause_toks) <= 2 and len(effect_toks) <= 2:
         # "the tsunami flooding": a compound noun reads modifier -> head, never head -> modifier
         a.reversed = True
         a.evidence.append("reversed: the effect span is the modifier of the cause span in one compound")
@@ -330,7 +403,14 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
         a.reversed = True
         a.evidence.append("reversed: effect before cause with forward cue(s) " + ", ".join(fwd))
     if not a.reversed:
-        temporal = [w for w in (t[0] for t in between) if w in TEMPORAL] + ([seq] if seq else [])
+        unstated = _piece_of_a_word(sentence, (cs, ce), "cause") or _piece_of_a_word(sentence, (es, ee), "effect") \
+            or _unstated(sentence, between_words, fwd, back)
+        if unstated:
+            a.unstated = True
+            a.evidence.append("unstated: " + unstated)
+    if not a.reversed and not a.unstated:
+        temporal = [w for w in (t[0] for t in between) if w in TEMPORAL] + ([seq] if seq else []) + [
+            " ".join(p) for i in range(len(between_words)) for p in TEMPORAL_PHRASES if _phrase_at(between_words, i, p)]
         if temporal and not fwd and not any(b in ("because", "due to", "owing to", "result of") or b.endswith(" by")
                                             or b.endswith(" from") for b in back):
             a.temporal = True

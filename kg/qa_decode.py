@@ -245,6 +245,11 @@ class QAModel:
         Thresholds are the caller's: compare ``null_diff`` and ``score``. Pairs that repeat
         are computed once.
         """
+        return [a[0] if a else None for a in self.answers(questions, contexts, 1)]
+
+    def answers(self, questions: Sequence[str], contexts: Sequence[str], n: int = 1) -> list[list[QAAnswer]]:
+        """Up to ``n`` answer spans for each pair, best first, no two overlapping (a sentence that
+        states two causes has two answers to "What is the cause?"). The first is ``answer``'s."""
         if len(questions) != len(contexts):
             raise ValueError("questions and contexts differ in length")
         unique: dict[tuple[str, str], int] = {}
@@ -252,10 +257,10 @@ class QAModel:
         if not unique:
             return []
         pairs = list(unique)
-        results = self._answer_unique([q for q, _ in pairs], [c for _, c in pairs])
+        results = self._answer_unique([q for q, _ in pairs], [c for _, c in pairs], max(1, int(n)))
         return [results[i] for i in order]
 
-    def _answer_unique(self, questions: list[str], contexts: list[str]) -> list[QAAnswer | None]:
+    def _answer_unique(self, questions: list[str], contexts: list[str], n: int = 1) -> list[list[QAAnswer]]:
         import torch
 
         enc = self.featurize(questions, contexts)
@@ -264,6 +269,7 @@ class QAModel:
         seq_ids = [enc.sequence_ids(i) for i in range(n_feat)]
         # best[i] = (span_logit, null_logit, start_char, end_char, prob) per example
         best: list[list[Any] | None] = [None] * len(questions)
+        more: list[list[list[Any]]] = [[] for _ in questions]  # n > 1: every window's top spans
         null: list[float] = [float("inf")] * len(questions)
         model_keys = set(self.tokenizer.model_input_names)
         for bucket, idx in self._batches([len(ids) for ids in enc["input_ids"]]):
@@ -285,6 +291,7 @@ class QAModel:
             start = out.start_logits.float().cpu()
             end = out.end_logits.float().cpu()
             spans = self._decode(start, end, ctx)
+            extra = self._decode_more(start, end, ctx, n) if n > 1 else None
             for row, i in enumerate(idx):
                 ex = sample_of[i]
                 null[ex] = min(null[ex], spans["null"][row])
@@ -295,24 +302,65 @@ class QAModel:
                 cand = [spans["best"][row], offsets[s][0], offsets[e][1], spans["prob"][row]]
                 if best[ex] is None or cand[0] > best[ex][0]:
                     best[ex] = cand
-        answers: list[QAAnswer | None] = []
+                if extra is not None:
+                    more[ex] += [[lg, offsets[s2][0], offsets[e2][1], pr] for lg, s2, e2, pr in extra[row]]
+        answers: list[list[QAAnswer]] = []
         for ex, cand in enumerate(best):
-            if cand is None:
-                answers.append(None)
-                continue
-            logit, cs, ce, prob = cand
+            found: list[QAAnswer] = []
             text = contexts[ex]
-            bounds = clean_span(text, cs, ce)
-            if bounds is None:
-                answers.append(None)
-                continue
-            cs, ce = bounds
-            answers.append(QAAnswer(text[cs:ce], cs, ce, float(prob), float(logit - null[ex])))
+            # the best span first (exactly ``answer``'s), then the next best that overlap nothing kept
+            for logit, cs, ce, prob in ([cand] if cand is not None else []) + sorted(
+                    more[ex], key=lambda c: (-c[0], c[1], c[2])):
+                if len(found) >= n:
+                    break
+                bounds = clean_span(text, cs, ce)
+                if bounds is None:
+                    if not found and cand is not None:
+                        break  # the best span is empty after cleaning: no answer, as ``answer`` says
+                    continue
+                cs, ce = bounds
+                if any(cs < a.end and a.start < ce for a in found):
+                    continue
+                found.append(QAAnswer(text[cs:ce], cs, ce, float(prob), float(logit - null[ex])))
+            answers.append(found)
         return answers
 
     def _batches(self, lengths: Sequence[int]) -> list[tuple[int, list[int]]]:
         """``(bucket length, feature indices)`` per forward pass (``bucket_batches``)."""
         return bucket_batches(lengths, self.batch_size, multiple=PAD_MULTIPLE, cap=self.max_seq_length)
+
+    def _decode_more(self, start: Any, end: Any, ctx: Any, n: int) -> list[list[tuple[float, int, int, float]]]:
+        """Per feature, the ``n`` best spans that do not overlap each other (token indices, logit
+        sum, probability), best first; the first is ``_decode``'s best span."""
+        import torch
+
+        nrow, length = start.shape
+        neg = torch.finfo(start.dtype).min / 4
+        allowed = ctx.clone()
+        allowed[:, 0] = True
+        ls = torch.log_softmax(start.masked_fill(~allowed, neg), dim=-1)
+        le = torch.log_softmax(end.masked_fill(~allowed, neg), dim=-1)
+        pair = start.masked_fill(~ctx, neg)[:, :, None] + end.masked_fill(~ctx, neg)[:, None, :]
+        i = torch.arange(length)
+        band = (i[None, :] >= i[:, None]) & (i[None, :] - i[:, None] < self.max_answer_tokens)
+        pair = pair.masked_fill(~band[None], neg)
+        flat = pair.view(nrow, -1)
+        k = min(flat.shape[1], 20 * n)
+        vals, args = flat.topk(k, dim=-1)
+        out: list[list[tuple[float, int, int, float]]] = []
+        has = ctx.any(dim=-1).tolist()
+        for r in range(nrow):
+            kept: list[tuple[float, int, int, float]] = []
+            if has[r]:
+                for v, a in zip(vals[r].tolist(), args[r].tolist()):
+                    if v <= neg / 2 or len(kept) >= n:
+                        break
+                    s, e = a // length, a % length
+                    if any(s <= e2 and s2 <= e for _, s2, e2, _ in kept):
+                        continue
+                    kept.append((v, s, e, float(torch.exp(ls[r, s] + le[r, e]))))
+            out.append(kept)
+        return out
 
     def _decode(self, start: Any, end: Any, ctx: Any) -> dict[str, list]:
         """Best span per feature: indices, logit sum, probability; and the null logit sum."""

@@ -6,7 +6,10 @@ Questions come from the templates in ``[extract]``:
   page's other event concepts, at most ``max_anchors``): "What caused {concept}?" gives a cause
   for the mention; "What did {concept} cause?" and "What were the consequences of {concept}?"
   give effects of it;
-- unanchored: "What is the cause?", then, for each cause found, "What did {cause} lead to?".
+- unanchored: "What is the cause?", then, for each cause found, "What did {cause} lead to?". A
+  sentence may state several relations: the ``max_causes`` best non-overlapping answers to the
+  first question that pass the thresholds are each asked about, and the ``max_effects`` best
+  answers to each effect question are kept (``kg.qa_decode.QAModel.answers``).
 
 All questions of a shard are asked in one batched round (and the effect questions in a
 second), identical (question, sentence) pairs once (``kg.qa_decode``). An answer is kept when
@@ -69,6 +72,8 @@ class QAExtractor:
         self.templates = QuestionTemplates.from_config(ex)
         self.max_anchors = int(ex["max_anchors"])
         self.min_score = float(ex["min_score"])
+        self.max_causes = max(1, int(ex.get("max_causes", 1)))
+        self.max_effects = max(1, int(ex.get("max_effects", 1)))
         self.candidates_only = bool(ex["candidates_only"])
         self.needs_causal = bool(ex.get("anchored_needs_causal_sentence", True))
         self.drop_reversed = bool(ex.get("drop_reversed_anchored", True))
@@ -98,6 +103,7 @@ class QAExtractor:
             "templates": self.templates.as_dict(), "max_anchors": self.max_anchors,
             "max_answer_tokens": self.qa.max_answer_tokens, "max_seq_length": self.qa.max_seq_length,
             "doc_stride": self.qa.doc_stride, "anchored_needs_causal_sentence": self.needs_causal,
+            "max_causes": self.max_causes, "max_effects": self.max_effects,
             "drop_reversed_anchored": self.drop_reversed,
         }
 
@@ -140,7 +146,9 @@ class QAExtractor:
                         first_meta.append((doc, sent, m, tpl))
         self.counts["questions"] += len(first)
         self.counts["unique_questions"] += len(set(first))
-        answers = self.qa.answer([q for q, _ in first], [c for _, c in first])
+        n_first = self.max_causes if t.cause else 1
+        answer_lists = self.qa.answers([q for q, _ in first], [c for _, c in first], n_first)
+        answers = [a[0] if a else None for a in answer_lists]
 
         # (doc id, cause span, effect span) -> best record so far
         best: dict[tuple, dict[str, Any]] = {}
@@ -159,16 +167,19 @@ class QAExtractor:
         for ans, (doc, sent, mention, _) in zip(answers, first_meta):
             if mention is None and self._accept(ans):
                 causal.add((doc.id, sent.start))
-        for (question, _), ans, (doc, sent, mention, tpl) in zip(first, answers, first_meta):
+        for (question, _), ans, alts, (doc, sent, mention, tpl) in zip(first, answers, answer_lists, first_meta):
             if not self._accept(ans):
+                continue
+            if mention is None:  # "What is the cause?": up to max_causes causes, each asked about
+                for cause_ans in [a for a in alts[: self.max_causes] if self._accept(a)]:
+                    self.counts["answers"] += 1
+                    span = span_of(doc, sent.start + cause_ans.start, sent.start + cause_ans.end)
+                    if t.effect:
+                        second.append((t.effect.format(cause=_short(span["text"])), sent.text))
+                        second_meta.append((doc, sent, span, cause_ans.score, question))
                 continue
             self.counts["answers"] += 1
             span = span_of(doc, sent.start + ans.start, sent.start + ans.end)
-            if mention is None:  # "What is the cause?"
-                if t.effect:
-                    second.append((t.effect.format(cause=_short(span["text"])), sent.text))
-                    second_meta.append((doc, sent, span, ans.score, question))
-                continue
             if self.needs_causal and (doc.id, sent.start) not in causal:
                 self.counts["dropped_not_causal"] += 1
                 continue
@@ -181,17 +192,16 @@ class QAExtractor:
                              question=question, anchor=anchor))
         self.counts["questions"] += len(second)
         self.counts["unique_questions"] += len(set(second))
-        answers2 = self.qa.answer([q for q, _ in second], [c for _, c in second])
-        for (question, _), ans, (doc, sent, cause, cause_score, cause_q) in zip(second, answers2, second_meta):
-            if not self._accept(ans):
-                continue
-            self.counts["answers"] += 1
-            effect = span_of(doc, sent.start + ans.start, sent.start + ans.end)
-            if spans_overlap(cause, effect):
-                self.counts["dropped_overlap"] += 1
-                continue
-            keep(make_record(doc, sent, cause, effect, score=cause_score * ans.score, extractor=self.name,
-                             model=self.model, question=question, cause_question=cause_q))
+        answers2 = self.qa.answers([q for q, _ in second], [c for _, c in second], self.max_effects)
+        for (question, _), alts, (doc, sent, cause, cause_score, cause_q) in zip(second, answers2, second_meta):
+            for ans in [a for a in alts[: self.max_effects] if self._accept(a)]:
+                self.counts["answers"] += 1
+                effect = span_of(doc, sent.start + ans.start, sent.start + ans.end)
+                if spans_overlap(cause, effect):
+                    self.counts["dropped_overlap"] += 1
+                    continue
+                keep(make_record(doc, sent, cause, effect, score=cause_score * ans.score, extractor=self.name,
+                                 model=self.model, question=question, cause_question=cause_q))
         records = list(best.values())
         if self.drop_reversed:
             records = self._without_reversed(records)

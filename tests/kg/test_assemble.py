@@ -440,3 +440,21 @@ def test_assembly_drops_unasserted_pairs_reads_infoboxes_and_scores_confidence(t
     kept = list(read_jsonl(r3.out / "causal_kg_pairs.jsonl", KGEdge))
     assert kept and len(kept) < len(edges) and all(e.confidence >= top for e in kept if e.mentions)
     assert r3.counts["aggregate_below_min_confidence"] == len(edges) - len(kept)
+
+
+def test_the_page_event_is_named_by_its_head_noun_but_not_by_a_cut_short_name(linker):
+    # On the page "2004 Indian Ocean earthquake", "the earthquake" is the page's event; a head
+    # written with a capital is part of another name cut short by the extractor ("War" of "The
+    # ensuing Philippine-American War" once linked to the Spanish–American War of its page).
+    from causalkg.kg.inputs import DocInfo
+    from causalkg.kg.mentions import LinkCounts, page_event_links
+
+    docs = {"d": DocInfo(title="2004 Indian Ocean earthquake")}
+    phrases = ["the earthquake", "Earthquake", "the tsunami"]
+    results = linker.link(phrases, k=3)
+    counts = LinkCounts()
+    out = page_event_links(phrases, results, ["d"] * 3, docs, linker, None, counts)
+    assert out[0][0].qid == "Q130754" and out[0][0].page_event
+    assert out[1] == results[1] and out[1][0].qid == "Q7944"
+    assert out[2] == results[2]
+    assert counts.page_event_links == 1

@@ -60,7 +60,8 @@ def small_wiki(tmp_path_factory):
 def qa_cfg(model, **over):
     overrides = {"extract.qa_model": str(model), "extract.device": "cpu", "extract.null_threshold_from_model": False,
                  "extract.gate": "cues",
-                 "extract.null_threshold": -1e9, "extract.min_score": 0.0, "extract.shard_size": 2}
+                 "extract.null_threshold": -1e9, "extract.min_score": 0.0, "extract.shard_size": 2,
+                 "extract.max_causes": 1}  # one cause per sentence unless a test names more
     overrides.update(over)
     return load_config(search_cwd=False, overrides=overrides)
 
@@ -355,3 +356,23 @@ def test_cli_train_qa(cli, in_tmp, trained_tiny):
     assert r.code == 0 and r.out.startswith("nothing to do:") and "is current" in r.out
     r = cli("kg", "train-qa", "--data", "d", "--steps", "0")
     assert r.code == 2 and "error: train-qa needs steps >= 1" in r.err
+
+
+def test_max_causes_asks_about_more_than_one_cause_per_sentence(trained_tiny, small_wiki, tmp_path):
+    one = extract(qa_cfg(trained_tiny, **{"extract.max_causes": 1}), extractor="qa", input=small_wiki,
+                  output=tmp_path / "one.jsonl")
+    two = extract(qa_cfg(trained_tiny, **{"extract.max_causes": 2, "extract.max_effects": 2}), extractor="qa",
+                  input=small_wiki, output=tmp_path / "two.jsonl")
+    a, b = read(tmp_path / "one.jsonl"), read(tmp_path / "two.jsonl")
+    check_offsets(b)
+    key = lambda r: (r["doc_id"], r["cause"]["start"], r["cause"]["end"], r["effect"]["start"], r["effect"]["end"])  # noqa: E731
+    # every chained pair of one cause is still found (anchored pairs may go: a new chained pair can
+    # be the reverse of one, see drop_reversed_anchored)
+    assert {key(r) for r in a if "cause_question" in r} <= {key(r) for r in b if "cause_question" in r}
+    assert two.extractions > one.extractions
+    # some sentence now yields chained pairs with two different causes
+    causes: dict = {}
+    for r in b:
+        if "cause_question" in r:
+            causes.setdefault((r["doc_id"], r["sentence"]["start"]), set()).add((r["cause"]["start"], r["cause"]["end"]))
+    assert any(len(c) > 1 for c in causes.values())

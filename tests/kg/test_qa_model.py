@@ -213,3 +213,23 @@ def test_onnx_runtime_answers_like_pytorch_and_exports_once(tiny_dir, gold):
     for x, y in zip(a, b):
         if x is not None:
             assert y.score == pytest.approx(x.score, abs=1e-4) and y.null_diff == pytest.approx(x.null_diff, abs=1e-3)
+
+
+def test_n_best_answers_do_not_overlap_and_start_with_the_best(tiny_dir, gold):
+    qa = QAModel(str(tiny_dir), max_answer_tokens=8, batch_size=4)
+    contexts = [r["text"] for r in gold]
+    questions = ["What is the cause?"] * len(contexts)
+    one = qa.answer(questions, contexts)
+    three = qa.answers(questions, contexts, 3)
+    assert len(three) == len(contexts)
+    assert any(len(a) > 1 for a in three)  # sentences of a dozen words hold more than one span
+    for best, alts, ctx in zip(one, three, contexts):
+        assert len(alts) <= 3
+        assert (alts[0] if alts else None) == best  # the first is exactly ``answer``'s
+        for i, a in enumerate(alts):
+            assert ctx[a.start : a.end] == a.text
+            for b in alts[i + 1 :]:
+                assert a.end <= b.start or b.end <= a.start  # no two overlap
+        # best first: the margin over the null answer never rises along the list
+        assert all(x.null_diff >= y.null_diff - 1e-6 for x, y in zip(alts, alts[1:]))
+    assert qa.answers([], [], 2) == []
