@@ -381,14 +381,15 @@ def meta(graphs: Mapping[str, PathLike], *, ratings: PathLike | None = None, jud
 def align(gold: PathLike, pred: PathLike, *, views: Sequence[str] | None = None, orders: Sequence[str] | None = None,
           timeout: float | None = None, validation: str | None = None, node_encoder: str | None = None,
           all_orders: bool = False, out: PathLike | None = None, write: bool = True, lenient: bool = False,
-          cfg: CfgLike = None) -> Alignment:
+          mode: str | None = None, cfg: CfgLike = None) -> Alignment:
     """Structure-first alignment of predicted to gold graphs (``causalkg eval align``, the
-    EmpiriGraph-Psy evaluator): P/R/F1 of matched typed edges per view."""
+    EmpiriGraph-Psy evaluator): P/R/F1 of matched typed edges per view. ``mode="reference"``
+    reproduces the authors' evaluation, quirks included."""
     from causalkg.evaluation.graph.align import align as _align
 
     run = _align(gold, pred, views=views, orders=orders, timeout=timeout, validation=validation,
                  node_encoder=node_encoder, all_orders=all_orders, lenient=lenient, out_dir=_out(out, write),
-                 cfg=resolve_config(cfg))
+                 cfg=resolve_config(cfg), mode=mode)
     return Alignment(out=_path(run.out_dir), detail=run)
 
 

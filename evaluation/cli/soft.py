@@ -112,6 +112,8 @@ def register(group: Any) -> None:
     p.add_argument("--validation", choices=["ignore", "match", "validated-only"], help="validation variant")
     p.add_argument("--all-orders", action="store_true", help="run every order even after one proved the optimum")
     p.add_argument("--node-encoder", metavar="embedding:MODEL", help="node validation: cosine of aligned labels, in tiers")
+    p.add_argument("--mode", choices=["ours", "reference"],
+                   help="ours (default eval.align.mode) or reference (the authors' evaluation, self-loops of step 3 included)")
     add_format(p, "table")
     add_out(p, "output folder (default <data>/eval/align)")
     add_no_write(p)
@@ -182,7 +184,8 @@ def _align(args: argparse.Namespace, cfg: Config) -> None:
     print(align(args.gold, args.pred, views=_split([args.views]) if args.views else None,
                 orders=_split([args.orders]) if args.orders else None, timeout=args.timeout,
                 validation=args.validation, node_encoder=args.node_encoder, all_orders=args.all_orders,
-                lenient=args.lenient, out=args.out, write=not args.no_write, cfg=cfg).to_table(args.format))
+                lenient=args.lenient, out=args.out, write=not args.no_write, mode=args.mode,
+                cfg=cfg).to_table(args.format))
 
 
 def _agreement(args: argparse.Namespace, cfg: Config) -> None:

@@ -6,7 +6,9 @@ Before alignment each graph is preprocessed, in this order (``preprocess``):
 2. merge a higher-level node that has exactly one lower-level child (one hierarchy edge) with that
    child into one node labelled "higher (lower)" (chains merge into one node);
 3. propagate every non-hierarchy edge of a lower-level node up to its higher-level node, until
-   nothing changes (an edge that exists already is kept as it is; no self-loops are made);
+   nothing changes (an edge that exists already is kept as it is; no self-loops are made, but
+   ``mode="reference"`` keeps them as the authors' code does: an edge between two children of one
+   parent becomes a self-loop on the parent, and counts as an edge of the graph);
 4. drop non-hierarchy edges between two nodes joined by a hierarchy edge (either direction);
 5. order correlational endpoints canonically again (merging changed labels);
 6. drop a correlational edge when a directional edge joins the same two nodes;
@@ -52,27 +54,30 @@ class AGraph:
 
     nodes: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # id -> (label, level)
     edges: dict[tuple[str, str, str], str | None] = field(default_factory=dict)
+    keep_first: bool = False  # the reference's rule: a repeated edge keeps its first validation
 
     def label(self, n: str) -> str:
         return self.nodes[n][0]
 
     def add(self, u: str, v: str, t: str, validation: str | None) -> None:
-        """Add an edge; a repeated (u, v, t) keeps the better validation."""
+        """Add an edge; a repeated (u, v, t) keeps the better validation (the first one with
+        ``keep_first``, as the reference code does)."""
         if t == "hierarchy":
             validation = None
         elif validation is None:
             validation = "hypothesized"
         key = (u, v, t)
         old = self.edges.get(key, "missing")
-        if old == "missing" or (validation is not None and old is not None and _VAL_RANK[validation] < _VAL_RANK[old]):
+        if old == "missing" or (not self.keep_first and validation is not None and old is not None
+                                and _VAL_RANK[validation] < _VAL_RANK[old]):
             self.edges[key] = validation
 
     def copy_nodes(self) -> "AGraph":
-        return AGraph(dict(self.nodes), {})
+        return AGraph(dict(self.nodes), {}, self.keep_first)
 
     @classmethod
-    def from_graph(cls, g: Graph) -> "AGraph":
-        a = cls({n.id: (n.label, n.level) for n in g.nodes.values()}, {})
+    def from_graph(cls, g: Graph, *, keep_first: bool = False) -> "AGraph":
+        a = cls({n.id: (n.label, n.level) for n in g.nodes.values()}, {}, keep_first)
         for e in g.edges:
             a.add(e.source, e.target, e.type, e.validation)
         return a
@@ -120,7 +125,7 @@ def merge_single_children(g: AGraph) -> AGraph:
         seen.add(lv)
         return f"{g.label(n)} ({chain_label(lv, seen)})"
 
-    h = AGraph({}, {})
+    h = AGraph({}, {}, g.keep_first)
     for n in g.nodes:
         r = find(n)
         if r not in h.nodes:
@@ -143,9 +148,11 @@ def _dedup(g: AGraph) -> AGraph:
     return h
 
 
-def propagate_to_higher(g: AGraph) -> AGraph:
+def propagate_to_higher(g: AGraph, *, self_loops: bool = False) -> AGraph:
     """Step 3: copy every non-hierarchy edge of a lower-level node to its higher-level node(s),
-    repeatedly, until no edge is added. Existing edges keep their validation; no self-loops."""
+    repeatedly, until no edge is added. Existing edges keep their validation; no self-loops,
+    unless ``self_loops`` (the reference's step: an edge between two children of one parent is
+    copied up to that parent at both ends, a self-loop that its counts include)."""
     h = _dedup(g)
     while True:
         added = 0
@@ -160,7 +167,7 @@ def propagate_to_higher(g: AGraph) -> AGraph:
                     key = (u, upper, t)
                 else:
                     continue
-                if key[0] == key[1] or key in h.edges:
+                if (key[0] == key[1] and not self_loops) or key in h.edges:
                     continue
                 h.edges[key] = val
                 added += 1
@@ -218,11 +225,18 @@ PREPROCESS_STEPS = (
 )
 
 
-def preprocess(g: Graph | AGraph) -> AGraph:
-    """The seven preprocessing steps, in order (module docstring)."""
-    a = AGraph.from_graph(g) if isinstance(g, Graph) else g
+MODES = ("ours", "reference")
+
+
+def preprocess(g: Graph | AGraph, mode: str = "ours") -> AGraph:
+    """The seven preprocessing steps, in order (module docstring). ``mode="reference"`` runs
+    them as the EmpiriGraph-Psy authors' code does: step 3 keeps the self-loops it makes, and a
+    repeated edge keeps its first validation (which makes step 7's validation priority moot)."""
+    if mode not in MODES:
+        raise ConfigError(f"unknown alignment mode {mode!r}", hint="use ours or reference")
+    a = AGraph.from_graph(g, keep_first=mode == "reference") if isinstance(g, Graph) else g
     for _, step in PREPROCESS_STEPS:
-        a = step(a)
+        a = step(a, self_loops=True) if (mode == "reference" and step is propagate_to_higher) else step(a)
     return a
 
 
@@ -236,7 +250,7 @@ def view(g: AGraph, name: str) -> AGraph:
         raise ConfigError(f"unknown alignment view {name!r}", hint=f"choose from {', '.join(VIEWS)}")
     if name in ("higher", "higher-agnostic"):
         low = lower_nodes(g)
-        h = AGraph({n: d for n, d in g.nodes.items() if n not in low}, {})
+        h = AGraph({n: d for n, d in g.nodes.items() if n not in low}, {}, g.keep_first)
         for (u, v, t), val in g.edges.items():
             if t != "hierarchy" and u not in low and v not in low:
                 h.add(u, v, t, val)

@@ -30,7 +30,7 @@ from causalkg.manifest import build_manifest, write_manifest
 from causalkg.progress import progress
 from causalkg.registry import versioned_spec
 from causalkg.evaluation.graph.agraph import (  # noqa: F401 - re-exported: the alignment API in one place
-    ORDERS, TYPES, VALIDATION_MODES, VIEWS, AGraph, canonicalise_correlational, drop_between_hierarchy_linked,
+    MODES, ORDERS, TYPES, VALIDATION_MODES, VIEWS, AGraph, canonicalise_correlational, drop_between_hierarchy_linked,
     drop_correlational_beside_directional, keep_one_per_pair, lower_nodes, merge_single_children, node_order,
     preprocess, propagate_to_higher, validated_only, view)
 from causalkg.evaluation.graph.alignscores import (  # noqa: F401
@@ -39,8 +39,8 @@ from causalkg.evaluation.graph.alignsearch import (  # noqa: F401
     Alignment, _Problem, align_graphs, count_matched, greedy_map)
 from causalkg.evaluation.graph.graphs import Graph, read_graphs
 
-def prepare_views(graph: Graph, views: Sequence[str], validation: str) -> dict[str, AGraph]:
-    base = preprocess(graph)
+def prepare_views(graph: Graph, views: Sequence[str], validation: str, mode: str = "ours") -> dict[str, AGraph]:
+    base = preprocess(graph, mode)
     if validation == "validated-only":
         base = validated_only(base)
     return {v: view(base, v) for v in views}
@@ -68,13 +68,17 @@ def align(
     lenient: bool = False,
     out_dir: str | os.PathLike | None = None,
     cfg: Config | None = None,
+    mode: str | None = None,
 ) -> AlignRun:
     """Align every unit of ``pred`` to ``gold`` in each view (``causalkg eval align``).
 
     Writes ``units.jsonl`` (per unit and view: counts, P/R/F1, exact flag, per-type scores, the
     map), ``summary.json`` and ``manifest.json`` under ``out_dir`` (default
     ``<paths.data>/eval/align``; "" writes nothing). ``node_encoder`` (``embedding:MODEL``) adds
-    node validation: the cosine of aligned node labels, per unit and in tiers.
+    node validation: the cosine of aligned node labels, per unit and in tiers. ``mode``
+    (default ``eval.align.mode``): ``ours``, or ``reference`` to reproduce the EmpiriGraph-Psy
+    authors' evaluation with its quirk (step 3 of the preprocessing keeps the self-loops it
+    makes on a parent of two linked children, and they count as edges).
     """
     from causalkg.config import load_config
     from causalkg.evaluation.graph.soft import pair_units
@@ -93,6 +97,9 @@ def align(
     if validation not in VALIDATION_MODES:
         raise ConfigError(f"unknown validation mode {validation!r}", hint=f"choose from {', '.join(VALIDATION_MODES)}")
     node_encoder = ev["align"]["node_encoder"] if node_encoder is None else node_encoder
+    mode = mode or ev["align"].get("mode", "ours")
+    if mode not in MODES:
+        raise ConfigError(f"unknown alignment mode {mode!r}", hint="use ours or reference")
     gold_graphs, pred_graphs = read_graphs(gold, lenient=lenient), read_graphs(pred, lenient=lenient)
     pairs, counts = pair_units(gold_graphs, pred_graphs)
     match = validation == "match"
@@ -103,7 +110,7 @@ def align(
 
         validator = get_similarity(node_encoder, device=stage_device(cfg, "eval.soft.device"))
     for uid, g, p in progress(pairs, desc="aligning", unit="unit"):
-        gv, pv = prepare_views(g, views, validation), prepare_views(p, views, validation)
+        gv, pv = prepare_views(g, views, validation, mode), prepare_views(p, views, validation, mode)
         for v in views:
             a = align_graphs(gv[v], pv[v], orders=orders, timeout=timeout, match_validation=match, all_orders=all_orders)
             per_type = per_type_scores(gv[v], pv[v], a.phi, match_validation=match) if v in ("typed", "higher") else {}
@@ -135,7 +142,7 @@ def align(
         write_manifest(out, build_manifest(
             "eval.align", cfg, inputs={"gold": gold, "pred": pred}, outputs={"units": "units.jsonl", "summary": "summary.json"},
             counts=counts, extra={"options": {"views": views, "orders": orders, "timeout": timeout,
-                                              "validation": validation,
+                                              "validation": validation, "mode": mode,
                                               "node_encoder": versioned_spec("similarity", node_encoder) if node_encoder
                                               else node_encoder}},
         ))

@@ -280,3 +280,28 @@ def test_summaries_micro_and_macro():
     assert s["micro_p"] == 1.0 and s["micro_r"] == 0.5
     assert s["macro_r"] == pytest.approx((0.5 + 1.0) / 2)  # the empty unit scores 1
     assert s["macro_f1_gold_units"] == pytest.approx(2 / 3)  # the study's mean: units with gold edges
+
+
+def test_reference_mode_keeps_the_self_loop_step3_makes_on_a_shared_parent():
+    # Two children of one parent joined by an edge: step 3 copies it up at both ends. Ours stops
+    # at (P, c2) and (c1, P); the authors' code also makes (P, P), and its counts include it.
+    g = ag(["P", "c1", "c2"], ("P", "c1", "hierarchy"), ("P", "c2", "hierarchy"), ("c1", "c2", "directional"))
+    ours, ref = preprocess(g), preprocess(g, "reference")
+    assert ("P", "P", "directional") not in ours.edges
+    assert ("P", "P", "directional") in ref.edges
+    assert ref.n_edges() == ours.n_edges() + 1
+    assert propagate_to_higher(g, self_loops=True).edges.keys() - propagate_to_higher(g).edges.keys() == {
+        ("P", "P", "directional")}
+    with pytest.raises(ConfigError, match="unknown alignment mode"):
+        preprocess(g, "theirs")
+
+
+def test_reference_mode_keeps_a_repeated_edges_first_validation():
+    ours, ref = AGraph(), AGraph(keep_first=True)
+    for g in (ours, ref):
+        g.nodes.update({"a": ("a", None), "b": ("b", None)})
+        g.add("a", "b", "directional", "hypothesized")
+        g.add("a", "b", "directional", "validated")
+    assert ours.edges[("a", "b", "directional")] == "validated"
+    assert ref.edges[("a", "b", "directional")] == "hypothesized"
+    assert ref.copy_nodes().keep_first and preprocess(ref, "reference").keep_first

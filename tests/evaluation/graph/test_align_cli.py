@@ -94,3 +94,29 @@ def test_align_errors(cli, files):
         "error: unknown alignment view 'flat' (choose from typed, higher, agnostic, higher-agnostic)")
     r = cli("eval", "align", g, p, "--orders", "bfs")
     assert r.code == 2 and r.err.strip().startswith("error: unknown node order 'bfs'")
+
+
+def test_align_reference_mode_counts_the_self_loops_of_step3(cli, in_tmp):
+    # gold: a parent with two children joined by a directional edge; pred: the same without the
+    # child-to-child edge. Step 3 copies A->B up to H at either end; the reference mode also makes
+    # the self-loop H->H, which counts as a gold edge that no prediction matches.
+    gold = [_rec("u", {"H": "demands", "A": "workload", "B": "time pressure"},
+                 [("H", "A", "hierarchy", None), ("H", "B", "hierarchy", None), ("A", "B", "directional", None)])]
+    pred = [_rec("u", {"h": "demands", "a": "workload", "b": "time pressure"},
+                 [("h", "a", "hierarchy", None), ("h", "b", "hierarchy", None)])]
+    g, p = in_tmp / "g.jsonl", in_tmp / "p.jsonl"
+    g.write_text("".join(json.dumps(x) + "\n" for x in gold))
+    p.write_text("".join(json.dumps(x) + "\n" for x in pred))
+    rows = {}
+    for mode in ("ours", "reference"):
+        r = cli("eval", "align", g, p, "--views", "typed", "--mode", mode, "--format", "json", "--out", in_tmp / mode)
+        assert r.code == 0, r.err
+        rows[mode] = json.loads(r.out)
+        man = json.loads((in_tmp / mode / "manifest.json").read_text())
+        assert man["options"]["mode"] == mode
+    ours, ref = rows["ours"][0], rows["reference"][0]
+    # ours: H->A, H->B, A->B; the reference adds H->H, a gold edge no prediction matches
+    assert (ours["gold_edges"], ours["matched"], round(ours["micro_r"], 4)) == (3, 2, 0.6667)
+    assert (ref["gold_edges"], ref["matched"], ref["micro_r"]) == (4, 2, 0.5)
+    r = cli("eval", "align", g, p, "--mode", "theirs", "--no-write")
+    assert r.code == 2
