@@ -199,3 +199,35 @@ def test_timeline_dates_prefer_a_calendar_date_to_a_clock_time(docs):
     # "...started under the glacier at around 17:30 UTC on 21 May 2011 when ..."
     assert tl["items"][0]["date"] == "21 May 2011"
     assert read_date("at 8:49 am on 7 July") == "7 July" and read_date("at 8:49 am") == "8:49 am"
+
+
+def test_refs_and_comments_are_stripped_before_parsing_with_the_same_output():
+    # The snapshot dump's pages (real Wikipedia wikitext, CC BY-SA 4.0), converted both ways:
+    # removing <ref> elements and comments first must not change any field.
+    import bz2
+    import html
+    import re
+
+    from causalkg.corpus.wikitext import ConvertOptions, convert_wikitext
+
+    from tests.conftest import REPO
+
+    dump = REPO / "snapshots" / "enwiki" / "enwiki-snapshot-pages-articles-multistream.xml.bz2"
+    data = bz2.open(dump).read().decode("utf-8")
+    pages = [(html.unescape(t), html.unescape(x)) for t, x in
+             re.findall(r"<page>.*?<title>(.*?)</title>.*?<text[^>]*>(.*?)</text>.*?</page>", data, re.S)]
+    with_refs = [p for p in pages if "<ref" in p[1] and "<!--" in p[1]][:12]
+    assert len(with_refs) == 12
+    for title, text in with_refs:
+        slow = convert_wikitext(text, title=title, options=ConvertOptions(strip_refs_first=False))
+        assert convert_wikitext(text, title=title) == slow, title
+
+
+def test_strip_refs_and_comments():
+    from causalkg.corpus.wikitext import strip_refs_and_comments as strip
+
+    text = 'A<ref name="a">{{cite web|url=x}}</ref> b<ref name=a /> c<!-- note --> d<REF>x</REF>.\n<references/>'
+    assert strip(text) == "A b c d.\n<references/>"
+    assert strip("x<ref>unclosed") == "x<ref>unclosed"  # left to the parser
+    literal = "<nowiki><!-- shown --></nowiki> y<ref>z</ref>"
+    assert strip(literal) == literal  # a comment inside nowiki is text: the page is parsed as it is
