@@ -38,9 +38,11 @@ TEST = REPO / "snapshots" / "qa-training" / "test.jsonl"
 ISSUE_BASELINE = {"precision": 0.75, "recall": 0.18, "f1": 0.28}  # issue 13: QA behind the cue gate, measured on news sentences
 
 
-def held_out() -> list[dict]:
+def gold_relations(path: Path = TEST) -> list[dict]:
+    """The Causal News Corpus sentences of a qa-training split that state at least one relation
+    (default: the held-out test split)."""
     out = []
-    with open(TEST, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8") as fh:
         for line in fh:
             rec = json.loads(line)
             if rec["source"] == "cnc" and rec["causal"] and rec["relations"]:
@@ -88,7 +90,7 @@ def main() -> None:
     import torch
 
     ensure_models()
-    records = held_out()
+    records = gold_relations()
     defaults = load_config(search_cwd=False)["extract"]
     configs = [
         (f"default ({defaults['extractor']}, {defaults['gate']} gate)", {}),

@@ -80,6 +80,19 @@ def local_model_path(name: str, base_dir: Path | None = None) -> tuple[str, bool
 __all__ = ["OFFLINE_MINILM_NAMES", "resolve_device", "stage_device", "resolve_encoder_path", "local_model_path"]
 
 
+def training_files(cfg: Config, key: str, data: str | os.PathLike | None, what: str) -> dict[str, Path]:
+    """``{"train": ..., "val": ...}``: the ``train.jsonl`` and ``val.jsonl`` of the folder ``data``
+    (default: the config path ``key``, e.g. ``extract.train_data``). Raises ConfigError naming
+    ``what`` ("QA", "gate", "tagger") and ``key`` when either is missing."""
+    folder = Path(data) if data is not None else cfg.path(key)
+    files = {name: folder / f"{name}.jsonl" for name in ("train", "val")}
+    for f in files.values():
+        if not f.is_file():
+            raise ConfigError(f"{what} training data not found: {f}",
+                              hint=f"set {key} to the folder holding train.jsonl and val.jsonl")
+    return files
+
+
 def save_model_folder(model: Any, tokenizer: Any, out: Path, manifest: dict[str, Any]) -> None:
     """Write a trained transformers model, its tokenizer and its manifest as the folder ``out``,
     atomically: a temporary sibling, then two renames (a reader sees the old folder or the new)."""

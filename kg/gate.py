@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from causalkg.models import stage_device
+from causalkg.models import stage_device, training_files
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
@@ -196,12 +196,7 @@ def gate_plan(cfg: Config, data: str | os.PathLike | None = None) -> dict[str, A
     from causalkg.linking.encoder import model_fingerprint
 
     ex = cfg["extract"]
-    data_dir = Path(data) if data is not None else cfg.path("extract.gate_train_data")
-    files = {name: data_dir / f"{name}.jsonl" for name in ("train", "val")}
-    for f in files.values():
-        if not f.is_file():
-            raise ConfigError(f"gate training data not found: {f}",
-                              hint="set extract.gate_train_data to the folder holding train.jsonl and val.jsonl")
+    files = training_files(cfg, "extract.gate_train_data", data, "gate")
     recall = float(ex["gate_target_recall"])
     if not 0 < recall <= 1:
         raise ConfigError("extract.gate_target_recall must be in (0, 1]")

@@ -374,7 +374,8 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
     opener = [w for w in cause_words[:2] if w in EFFECT_OPENERS and w != "following"] if es < cs else []
     between_words = [t[0] for t in between]
     seq = _sequence(between_words)
-    marker = _marked_as_cause([t[0] for t in before]) if es < cs else None
+    first_marked = _marked_as_cause([t[0] for t in before])  # the first span is marked as a cause
+    marker = first_marked if es < cs else None
     strong_back = [b for b in back if b in STRONG_BACKWARD]
     if opener:
         a.reversed = True
@@ -393,7 +394,7 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
         # "In the aftermath of the accident, 237 people suffered from acute radiation sickness"
         a.reversed = True
         a.evidence.append(f"reversed: the effect span is marked as a cause by '{marker}'")
-    elif cs <= es and back and not fwd and (strong_back or not _marked_as_cause([t[0] for t in before])):
+    elif cs <= es and back and not fwd and (strong_back or not first_marked):
         # (a cause span marked as a cause itself, "in the aftermath of the accident, ... suffered
         # from ... sickness", is not turned round by a loose backward cue)
         # cause ... backward cue ... effect: the right-hand side (our effect) is the cause

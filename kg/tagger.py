@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from causalkg.models import save_model_folder, stage_device
+from causalkg.models import save_model_folder, stage_device, training_files
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest
@@ -274,12 +274,7 @@ def tagger_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: in
     from causalkg.linking.encoder import resolve_model_path as resolve_encoder
 
     ex = cfg["extract"]
-    data_dir = Path(data) if data is not None else cfg.path("extract.tagger_train_data")
-    files = {n: data_dir / f"{n}.jsonl" for n in ("train", "val")}
-    for f in files.values():
-        if not f.is_file():
-            raise ConfigError(f"tagger training data not found: {f}",
-                              hint="set extract.tagger_train_data to the folder holding train.jsonl and val.jsonl")
+    files = training_files(cfg, "extract.tagger_train_data", data, "tagger")
     base = base_model or ex["tagger_train_base_model"]
     base_path = resolve_encoder(base)
     plan = {

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest
-from causalkg.models import resolve_device, resolve_encoder_path, save_model_folder, stage_device
+from causalkg.models import resolve_device, resolve_encoder_path, save_model_folder, stage_device, training_files
 from causalkg.progress import progress
 from causalkg.kg import qa_data
 from causalkg.kg.qa_decode import TRAIN_STAGE, recommended_null_threshold
@@ -63,12 +63,8 @@ def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: 
                   seed: int | None = None, base_model: str | None = None) -> dict[str, Any]:
     """The resolved training settings, and the fingerprint that says whether a model is current."""
     ex = cfg["extract"]
-    data_dir = Path(data) if data is not None else cfg.path("extract.train_data")
-    train_file, val_file = data_dir / "train.jsonl", data_dir / "val.jsonl"
-    for f in (train_file, val_file):
-        if not f.is_file():
-            raise ConfigError(f"QA training data not found: {f}",
-                              hint="set extract.train_data to the folder holding train.jsonl and val.jsonl")
+    files = training_files(cfg, "extract.train_data", data, "QA")
+    train_file, val_file = files["train"], files["val"]
     base = base_model or ex["train_base_model"]
     base_path = _base_model_path(base)
     templates = qa_data.QuestionTemplates.from_config(ex)

@@ -39,13 +39,10 @@ DEFAULT_GRID = [
 
 
 def validation_records() -> list[dict]:
-    out = []
-    with open(VAL, encoding="utf-8") as fh:
-        for line in fh:
-            rec = json.loads(line)
-            if rec["source"] == "cnc" and rec["causal"] and rec["relations"]:
-                out.append(rec)
-    return out
+    sys.path.insert(0, str(REPO))
+    from bench.bench_quality import gold_relations
+
+    return gold_relations(VAL)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -47,3 +47,18 @@ def test_model_paths(tmp_path):
     (tmp_path / "models" / "qa").mkdir(parents=True)
     assert local_model_path("models/qa", tmp_path) == (str(tmp_path / "models" / "qa"), True)
     assert local_model_path("models/none", tmp_path) == ("models/none", False)
+
+
+def test_training_files_names_the_model_and_the_key(tmp_path):
+    from causalkg.config import load_config
+    from causalkg.errors import ConfigError
+    from causalkg.models import training_files
+
+    cfg = load_config(search_cwd=False)
+    (tmp_path / "train.jsonl").write_text("{}\n")
+    with pytest.raises(ConfigError, match="gate training data not found: .*val.jsonl") as e:
+        training_files(cfg, "extract.gate_train_data", tmp_path, "gate")
+    assert "extract.gate_train_data" in e.value.hint
+    (tmp_path / "val.jsonl").write_text("{}\n")
+    assert training_files(cfg, "extract.gate_train_data", tmp_path, "gate") == {
+        "train": tmp_path / "train.jsonl", "val": tmp_path / "val.jsonl"}
