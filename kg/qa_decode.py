@@ -290,8 +290,9 @@ class QAModel:
             self.features += len(idx)
             start = out.start_logits.float().cpu()
             end = out.end_logits.float().cpu()
-            spans = self._decode(start, end, ctx)
-            extra = self._decode_more(start, end, ctx, n) if n > 1 else None
+            scores = self._span_scores(start, end, ctx)
+            spans = self._decode(start, end, ctx, scores)
+            extra = self._decode_more(ctx, n, scores) if n > 1 else None
             for row, i in enumerate(idx):
                 ex = sample_of[i]
                 null[ex] = min(null[ex], spans["null"][row])
@@ -329,22 +330,33 @@ class QAModel:
         """``(bucket length, feature indices)`` per forward pass (``bucket_batches``)."""
         return bucket_batches(lengths, self.batch_size, multiple=PAD_MULTIPLE, cap=self.max_seq_length)
 
-    def _decode_more(self, start: Any, end: Any, ctx: Any, n: int) -> list[list[tuple[float, int, int, float]]]:
+    def _span_scores(self, start: Any, end: Any, ctx: Any) -> tuple[Any, Any, Any, Any]:
+        """What both decoders read, computed once per batch: log-softmaxed start and end logits
+        (over the context and the null token), and every (start, end) pair's logit sum flattened
+        per feature, spans outside the context or longer than ``max_answer_tokens`` at ``neg``."""
+        import torch
+
+        n, length = start.shape
+        neg = torch.finfo(start.dtype).min / 4
+        allowed = ctx.clone()
+        allowed[:, 0] = True  # the null token takes part in the softmax
+        ls = torch.log_softmax(start.masked_fill(~allowed, neg), dim=-1)
+        le = torch.log_softmax(end.masked_fill(~allowed, neg), dim=-1)
+        s_ctx = start.masked_fill(~ctx, neg)
+        e_ctx = end.masked_fill(~ctx, neg)
+        pair = s_ctx[:, :, None] + e_ctx[:, None, :]
+        i = torch.arange(length)
+        band = (i[None, :] >= i[:, None]) & (i[None, :] - i[:, None] < self.max_answer_tokens)
+        pair = pair.masked_fill(~band[None], neg)
+        return ls, le, pair.view(n, -1), neg
+
+    def _decode_more(self, ctx: Any, n: int, scores: tuple[Any, Any, Any, Any]) -> list[list[tuple[float, int, int, float]]]:
         """Per feature, the ``n`` best spans that do not overlap each other (token indices, logit
         sum, probability), best first; the first is ``_decode``'s best span."""
         import torch
 
-        nrow, length = start.shape
-        neg = torch.finfo(start.dtype).min / 4
-        allowed = ctx.clone()
-        allowed[:, 0] = True
-        ls = torch.log_softmax(start.masked_fill(~allowed, neg), dim=-1)
-        le = torch.log_softmax(end.masked_fill(~allowed, neg), dim=-1)
-        pair = start.masked_fill(~ctx, neg)[:, :, None] + end.masked_fill(~ctx, neg)[:, None, :]
-        i = torch.arange(length)
-        band = (i[None, :] >= i[:, None]) & (i[None, :] - i[:, None] < self.max_answer_tokens)
-        pair = pair.masked_fill(~band[None], neg)
-        flat = pair.view(nrow, -1)
+        ls, le, flat, neg = scores
+        nrow, length = ctx.shape
         k = min(flat.shape[1], 20 * n)
         vals, args = flat.topk(k, dim=-1)
         out: list[list[tuple[float, int, int, float]]] = []
@@ -362,24 +374,13 @@ class QAModel:
             out.append(kept)
         return out
 
-    def _decode(self, start: Any, end: Any, ctx: Any) -> dict[str, list]:
+    def _decode(self, start: Any, end: Any, ctx: Any, scores: tuple[Any, Any, Any, Any]) -> dict[str, list]:
         """Best span per feature: indices, logit sum, probability; and the null logit sum."""
         import torch
 
+        ls, le, flat, _ = scores
         n, length = start.shape
-        neg = torch.finfo(start.dtype).min / 4
         null = (start[:, 0] + end[:, 0]).tolist()
-        allowed = ctx.clone()
-        allowed[:, 0] = True  # the null token takes part in the softmax
-        ls = torch.log_softmax(start.masked_fill(~allowed, neg), dim=-1)
-        le = torch.log_softmax(end.masked_fill(~allowed, neg), dim=-1)
-        s_ctx = start.masked_fill(~ctx, neg)
-        e_ctx = end.masked_fill(~ctx, neg)
-        pair = s_ctx[:, :, None] + e_ctx[:, None, :]
-        i = torch.arange(length)
-        band = (i[None, :] >= i[:, None]) & (i[None, :] - i[:, None] < self.max_answer_tokens)
-        pair = pair.masked_fill(~band[None], neg)
-        flat = pair.view(n, -1)
         best, arg = flat.max(dim=-1)
         s_idx = (arg // length).tolist()
         e_idx = (arg % length).tolist()
