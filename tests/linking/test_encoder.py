@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -61,3 +62,96 @@ def test_encoder_specs_name_a_backend_or_only_a_model():
     assert encoder_spec("all-MiniLM-L6-v2") == Spec("sentence-transformers", "all-MiniLM-L6-v2")
     assert encoder_spec("sentence-transformers.v1:models/x") == Spec("sentence-transformers.v1", "models/x")
     assert encoder_spec("C:/models/x") == Spec("sentence-transformers", "C:/models/x")  # a colon that names no backend
+
+
+# --- the ONNX Runtime backend --------------------------------------------------------------------
+
+SENTENCES = [
+    "Heavy rain over three days caused the river to flood the lower town.",
+    "The earthquake triggered a tsunami that reached the coast within an hour.",
+    "Prices rose.",
+    "The committee met on Tuesday to discuss the budget for the coming year, and adjourned at noon "
+    "after a long debate about the new library, the roads and the school buses of the district.",
+    "war",
+    "Because the bank failed, thousands of savers lost their deposits.",
+]
+
+
+@pytest.fixture(scope="module")
+def onnx_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("onnx-cache")
+
+
+@pytest.fixture(scope="module")
+def ort_enc(onnx_cache):
+    pytest.importorskip("onnxruntime")
+    return Encoder("all-MiniLM-L6-v2", device="cpu", batch_size=4, backend="onnxruntime", cache_dir=onnx_cache)
+
+
+def test_onnxruntime_vectors_equal_the_torch_ones(enc, ort_enc):
+    assert enc.backend == "torch" and ort_enc.backend == "onnxruntime"
+    ours, theirs = ort_enc.encode(SENTENCES), enc.encode(SENTENCES)
+    assert ours.dtype == np.float32 and ours.shape == theirs.shape == (len(SENTENCES), 384)
+    assert np.abs(ours - theirs).max() < 1e-5
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-6)
+    assert ort_enc.encode([]).shape == (0, 384)
+
+
+def test_onnxruntime_vectors_do_not_depend_on_the_batch(ort_enc):
+    one = ort_enc.encode(SENTENCES, batch_size=1)
+    assert np.array_equal(one, ort_enc.encode(SENTENCES, batch_size=64))
+    assert np.array_equal(one[2:4], ort_enc.encode(SENTENCES[2:4], batch_size=2))
+
+
+def test_the_export_is_kept_in_the_cache_and_reused(ort_enc, onnx_cache):
+    assert ort_enc.onnx_exported and ort_enc.onnx_path.parent == onnx_cache and ort_enc.onnx_path.is_file()
+    assert [p.name for p in onnx_cache.iterdir()] == [ort_enc.onnx_path.name]  # no temporary file left
+    before = ort_enc.onnx_path.stat()
+    again = Encoder("all-MiniLM-L6-v2", device="cpu", backend="auto", cache_dir=onnx_cache)
+    assert again.backend == "onnxruntime" and not again.onnx_exported and again.onnx_path == ort_enc.onnx_path
+    after = again.onnx_path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_a_damaged_export_is_a_model_error_naming_the_file(ort_enc, tmp_path):
+    bad = tmp_path / ort_enc.onnx_path.name
+    bad.write_bytes(b"not an onnx graph")
+    with pytest.raises(ModelError, match="delete"):
+        Encoder("all-MiniLM-L6-v2", device="cpu", backend="onnxruntime", cache_dir=tmp_path)
+
+
+def _minilm_pooled_by(tmp_path: Path, mode: str) -> Path:
+    """A folder of the offline MiniLM (its files linked, not copied) whose Pooling is ``mode``."""
+    src = Path(resolve_encoder_path("all-MiniLM-L6-v2"))
+    dst = tmp_path / f"minilm-{mode}"
+    dst.mkdir()
+    for f in src.iterdir():
+        if f.is_file():
+            (dst / f.name).symlink_to(f)
+    (dst / "1_Pooling").mkdir()
+    cfg = json.loads((src / "1_Pooling" / "config.json").read_text(encoding="utf-8"))
+    cfg.update({k: k == f"pooling_mode_{mode}" for k in cfg if k.startswith("pooling_mode_")})
+    (dst / "1_Pooling" / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    return dst
+
+
+def test_other_layouts_run_on_torch_with_auto_and_are_refused_by_onnxruntime(enc, tmp_path):
+    from causalkg.linking.encoder import onnx_layout_problem
+
+    pytest.importorskip("onnxruntime")
+    assert onnx_layout_problem(enc.model) is None
+    folder = _minilm_pooled_by(tmp_path, "cls_token")
+    cls = Encoder(str(folder), device="cpu", backend="auto", cache_dir=tmp_path / "cache")
+    assert cls.backend == "torch" and cls.onnx_path is None and not (tmp_path / "cache").exists()
+    assert "not mean tokens only" in onnx_layout_problem(cls.model)
+    assert not np.allclose(cls.encode(SENTENCES[:2]), enc.encode(SENTENCES[:2]), atol=1e-3)  # it is another model
+    with pytest.raises(ModelError, match="cannot run on onnxruntime: its Pooling is"):
+        Encoder(str(folder), device="cpu", backend="onnxruntime", cache_dir=tmp_path / "cache")
+    assert "modules are ['Transformer']" in onnx_layout_problem([enc.model[0]])
+
+
+def test_backend_settings():
+    from causalkg.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="encoder backend must be one of auto, torch, onnxruntime"):
+        Encoder("all-MiniLM-L6-v2", device="cpu", backend="tensorrt")
