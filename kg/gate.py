@@ -123,6 +123,12 @@ def average_precision(scores: np.ndarray, y: np.ndarray) -> float:
     return float((prec * ys).sum() / ys.sum())
 
 
+def encoder_backend(cfg: Config) -> dict[str, Any]:
+    """The gate encoder's backend settings: ``extract.backend`` (ONNX Runtime on a CPU under
+    ``auto``, the same vectors to about 1e-6) and the export's cache folder."""
+    return {"backend": str(cfg["extract"]["backend"]), "cache_dir": cfg.path("paths.cache") / "onnx"}
+
+
 # --- the model --------------------------------------------------------------------------------
 
 
@@ -132,7 +138,8 @@ class SentenceGate:
     ``threshold``: None takes the one tuned on validation (the manifest's)."""
 
     def __init__(self, folder: str | os.PathLike, *, device: str = "auto", batch_size: int = 64,
-                 threshold: float | None = None, encoder: Any | None = None):
+                 threshold: float | None = None, encoder: Any | None = None, backend: str = "torch",
+                 cache_dir: str | os.PathLike | None = None):
         self.folder = Path(folder)
         weights = self.folder / WEIGHTS
         manifest = read_manifest(self.folder)
@@ -151,7 +158,7 @@ class SentenceGate:
         if encoder is None:
             from causalkg.linking.encoder import Encoder
 
-            encoder = Encoder(self.encoder_name, device=device, batch_size=batch_size)
+            encoder = Encoder(self.encoder_name, device=device, batch_size=batch_size, backend=backend, cache_dir=cache_dir)
         self.encoder = encoder
         self.sentences = 0
         self.kept = 0
@@ -177,7 +184,8 @@ class SentenceGate:
 
     def describe(self) -> dict[str, Any]:
         return {"gate": "learned", "model": str(self.folder), "model_sha256": describe_input(self.folder / WEIGHTS)["sha256"],
-                "encoder": self.encoder_name, "threshold": self.threshold, "threshold_source": self.threshold_source}
+                "encoder": self.encoder_name, "encoder_backend": getattr(self.encoder, "backend", "torch"),
+                "threshold": self.threshold, "threshold_source": self.threshold_source}
 
 
 def gate_is_current(folder: Path, plan_fingerprint: str) -> tuple[bool, str]:
@@ -235,7 +243,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     if encoder is None:
         from causalkg.linking.encoder import Encoder
 
-        encoder = Encoder(plan["encoder"], device=stage_device(cfg, "extract.device"))
+        encoder = Encoder(plan["encoder"], device=stage_device(cfg, "extract.device"), **encoder_backend(cfg))
     segmenter = make_cue_segmenter(cfg["extract"])
     train = list(read_jsonl(plan["train_file"]))
     val = list(read_jsonl(plan["val_file"]))
@@ -275,7 +283,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
         STAGE, cfg, inputs={"train": plan["train_file"], "val": plan["val_file"]},
         counts={"train_sentences": len(train), "train_causal": int(y_train.sum())},
         timings={"encode": encode_seconds, "total": seconds},
-        models={"encoder": plan["encoder"]},
+        models={"encoder": plan["encoder"], "encoder_backend": getattr(encoder, "backend", "torch")},
         extra={"training": public, "validation": validation, "recommended": {"threshold": threshold}},
     )
     out.parent.mkdir(parents=True, exist_ok=True)

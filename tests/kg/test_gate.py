@@ -40,7 +40,7 @@ def gate_dir(tmp_path_factory):
     (data / "train.jsonl").write_text("".join(_slice(SNAP / "train.jsonl", 25, 25)), encoding="utf-8")
     (data / "val.jsonl").write_text("".join(_slice(SNAP / "val.jsonl", 10, 10)), encoding="utf-8")
     cfg = load_config(search_cwd=False, overrides={"extract.gate_train_data": str(data), "extract.device": "cpu",
-                                                   "extract.gate_target_recall": 0.9})
+                                                   "extract.gate_target_recall": 0.9, "paths.cache": str(root / "cache")})
     res = train_gate(cfg, output=root / "causal-gate")
     assert not res.skipped
     return root / "causal-gate", cfg
@@ -66,6 +66,21 @@ def test_training_tunes_a_threshold_on_validation_and_skips_when_current(gate_di
     assert max(t["val_average_precision"] for t in v["tried"]) > 0.6
     again = train_gate(cfg, output=folder, if_missing=True)
     assert again.skipped and "current" in again.reason
+    # extract.backend = auto: the encoder ran on ONNX Runtime, its export kept under paths.cache
+    assert manifest["models"]["encoder_backend"] == "onnxruntime"
+    assert [p.suffix for p in (cfg.path("paths.cache") / "onnx").iterdir()] == [".onnx"]
+
+
+def test_the_gate_scores_alike_on_torch_and_onnxruntime(gate_dir):
+    folder, cfg = gate_dir
+    texts = ["The earthquake caused a tsunami that destroyed the town.", "The town hall is a red building.",
+             "Prices rose after the harvest failed."]
+    cues = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    torch_gate = SentenceGate(folder, device="cpu", backend="torch")
+    ort_gate = SentenceGate(folder, device="cpu", backend="onnxruntime", cache_dir=cfg.path("paths.cache") / "onnx")
+    assert torch_gate.describe()["encoder_backend"] == "torch" and ort_gate.describe()["encoder_backend"] == "onnxruntime"
+    assert not ort_gate.encoder.onnx_exported  # training exported it
+    assert np.abs(torch_gate.scores(texts, cues) - ort_gate.scores(texts, cues)).max() < 1e-5
 
 
 def test_mark_sets_scores_and_decisions(gate_dir):
@@ -86,16 +101,16 @@ def test_mark_sets_scores_and_decisions(gate_dir):
 
 
 def test_extract_reads_only_what_the_gate_keeps(gate_dir, tmp_path):
-    folder, _ = gate_dir
+    folder, gate_cfg = gate_dir
     inp = tmp_path / "in.jsonl"
     inp.write_text("".join(json.dumps({"id": f"s{i}", "text": t}) + "\n" for i, t in enumerate([
         "Heavy rain caused floods across the region.", "The museum opens at nine."])), encoding="utf-8")
-    base = {"extract.gate_model": str(folder), "extract.device": "cpu"}
+    base = {"extract.gate_model": str(folder), "extract.device": "cpu", "paths.cache": str(gate_cfg.path("paths.cache"))}
     shut = load_config(search_cwd=False, overrides={**base, "extract.gate_threshold": 1.01})
     res = extract(shut, extractor="patterns", input=inp, output=tmp_path / "a.jsonl")
     assert res.counts["sentences"] == 2 and res.counts["candidates"] == 0 and res.extractions == 0
     manifest = json.loads(res.manifest_path.read_text())
-    assert manifest["models"]["gate"]["threshold"] == 1.01
+    assert manifest["models"]["gate"]["threshold"] == 1.01 and manifest["models"]["gate"]["encoder_backend"] == "onnxruntime"
     cues = load_config(search_cwd=False, overrides={**base, "extract.gate": "cues"})
     res = extract(cues, extractor="patterns", input=inp, output=tmp_path / "b.jsonl")
     assert res.counts["candidates"] == 1 and res.extractions >= 1  # "caused" is a cue
