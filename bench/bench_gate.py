@@ -14,12 +14,18 @@ trained now when missing).
    on the validation split, never on test) is marked. Beside it, the cue gate (a causal cue, or a
    mention of the document concept).
 2. Speed: sentences/s of the learned gate (MiniLM embeddings + the regression) on the corpus
-   sentences, on the CPU threads torch has.
+   sentences, on the CPU threads torch has, with the encoder backend ``extract.backend`` gives.
+3. The encoder's backends: sentences/s (wall and CPU seconds) of MiniLM on PyTorch (the
+   baseline) and on ONNX Runtime over the same corpus sentences (every k-th, at most
+   ``BENCH_GATE_ENCODER_SENTENCES``, default 2000), the largest difference of their vectors,
+   and how many gate decisions differ.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -38,14 +44,16 @@ def main() -> None:
     import torch
 
     from causalkg.kg.extract import make_segmenter, prepare
-    from causalkg.kg.gate import SentenceGate, cue_hits, train_gate
+    from causalkg.kg.gate import SentenceGate, cue_hits, encoder_backend, train_gate
+    from causalkg.models import stage_device
 
     cfg = load_config(search_cwd=False)
     with timed() as t:
         res = train_gate(cfg, if_missing=True)
     if not res.skipped:
         print(f"(trained the gate in {t.seconds:.0f} s)\n")
-    gate = SentenceGate(cfg.path("extract.gate_model"), device=cfg["extract"]["device"])
+    gate = SentenceGate(cfg.path("extract.gate_model"), device=stage_device(cfg, "extract.device"),
+                        batch_size=int(cfg["extract"]["gate_batch_size"]), **encoder_backend(cfg))
     seg = make_segmenter(cfg)
 
     test = [json.loads(line) for line in TEST.read_text(encoding="utf-8").splitlines()]
@@ -85,10 +93,46 @@ def main() -> None:
     print("\nTarget: recall >= 0.95 of held-out causal sentences while reading <= 0.40 of the corpus.\n")
     print(f"### Gate speed (torch threads {torch.get_num_threads()})\n")
     rate = len(sentences) / tg.seconds if tg.seconds > 0 else float("inf")
-    print(render_table([{"gate": "learned (MiniLM + logistic regression)", "sentences": len(sentences),
+    print(render_table([{"gate": f"learned (MiniLM on {gate.encoder.backend} + logistic regression)", "sentences": len(sentences),
                          "seconds": tg.seconds, "sentences/s": rate}],
                        ["gate", "sentences", "seconds", "sentences/s"], "md", floatfmt=".3g"))
     print("\nThe cue gate runs inside sentence splitting (spaCy Matcher) and adds no model time.\n")
+    encoder_backends(cfg, gate, sentences)
+
+
+def encoder_backends(cfg, gate, sentences) -> None:
+    """Table 3: the gate's encoder on PyTorch and on ONNX Runtime, same sentences, same run."""
+    import torch
+
+    from causalkg.kg.gate import SentenceGate, encoder_backend
+    from causalkg.linking.encoder import Encoder
+
+    limit = int(os.environ.get("BENCH_GATE_ENCODER_SENTENCES", "2000"))
+    step = max(1, -(-len(sentences) // limit))
+    sample = sentences[::step][:limit]
+    texts = [s.text for s in sample]
+    cues = np.asarray([1.0 if s.cues else 0.0 for s in sample], dtype=np.float32)
+    cache = encoder_backend(cfg)["cache_dir"]
+    rows, base = [], None
+    for backend in ("torch", "onnxruntime"):
+        enc = Encoder(gate.encoder_name, device="cpu", batch_size=gate.batch_size, backend=backend, cache_dir=cache)
+        enc.encode(texts[:8])  # warm-up: first-call allocations are not the backend's cost
+        cpu0 = time.process_time()
+        with timed() as t:
+            vectors = enc.encode(texts)
+        cpu = time.process_time() - cpu0
+        keep = SentenceGate(gate.folder, encoder=enc, batch_size=gate.batch_size).scores(texts, cues) >= gate.threshold
+        rate = len(texts) / t.seconds if t.seconds else float("inf")
+        if base is None:
+            base = (rate, vectors, keep)
+        rows.append({"encoder backend": enc.backend + (" (baseline)" if backend == "torch" else ""),
+                     "sentences": len(texts), "s": t.seconds, "CPU s": cpu, "sentences/s": rate,
+                     "ratio": rate / base[0], "max abs diff": float(np.abs(vectors - base[1]).max()),
+                     "gate decisions changed": int((keep != base[2]).sum())})
+    print(f"### Gate encoder: PyTorch vs ONNX Runtime (every {step}th corpus sentence; torch threads "
+          f"{torch.get_num_threads()}, {os.cpu_count()} CPUs)\n")
+    print(render_table(rows, None, "md", floatfmt=".3g"))
+    print()
 
 
 if __name__ == "__main__":
