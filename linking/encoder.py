@@ -312,6 +312,17 @@ class Encoder:
         return (mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
 
+def encoder_options(cfg: object, section: str = "linking") -> dict[str, object]:
+    """``device``, ``batch_size``, ``backend`` and ``cache_dir`` of an encoder, from the keys of
+    the config section (``<section>.device``, ``batch_size``, ``backend``; the ONNX export goes
+    to ``<paths.cache>/onnx``)."""
+    from causalkg.models import stage_device
+
+    sec = cfg[section]
+    return {"device": stage_device(cfg, f"{section}.device"), "batch_size": int(sec["batch_size"]),
+            "backend": str(sec.get("backend", "torch")), "cache_dir": cfg.path("paths.cache") / "onnx"}
+
+
 def encoder_spec(model: str) -> Spec:
     """The registry spec of an encoder setting: ``model`` is a spec ``BACKEND:NAME``
     (``sentence-transformers.v1:all-MiniLM-L6-v2``) or, as everywhere in the config, just a model

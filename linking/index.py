@@ -40,7 +40,6 @@ from causalkg.distributed import engine_of
 from causalkg.errors import ConfigError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, read_jsonl, write_jsonl
 from causalkg.layout import Layout
-from causalkg.models import stage_device
 from causalkg.manifest import MANIFEST_NAME, build_manifest, file_sha256, read_manifest, write_manifest
 from causalkg.progress import progress
 from causalkg.registry import versioned_spec
@@ -299,27 +298,27 @@ def build_index(
 class EncodeWorker:
     """A Ray actor of the ``ray`` engine: loads the encoder once, embeds chunks of texts."""
 
-    def __init__(self, model: str, device: str, batch_size: int):
+    def __init__(self, model: str, device: str, batch_size: int, backend: str = "torch", cache_dir: str | None = None):
         from causalkg.linking.encoder import create_encoder
 
-        self.encoder = create_encoder(model, device=device, batch_size=batch_size)
+        self.encoder = create_encoder(model, device=device, batch_size=batch_size, backend=backend, cache_dir=cache_dir)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         return self.encoder.encode(texts)
 
-    def identity(self) -> tuple[str, str]:
-        return self.encoder.path, self.encoder.fingerprint
+    def identity(self) -> tuple[str, str, str]:
+        return self.encoder.path, self.encoder.fingerprint, self.encoder.backend
 
 
 class _Described:
-    """The encoder's path and fingerprint for the manifest, when the actors did the encoding."""
+    """The encoder's path, fingerprint and backend for the manifest, when the actors did the encoding."""
 
-    def __init__(self, path: str, fingerprint: str):
-        self.path, self.fingerprint = path, fingerprint
+    def __init__(self, path: str, fingerprint: str, backend: str = "torch"):
+        self.path, self.fingerprint, self.backend = path, fingerprint, backend
 
 
 def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[str], *, lenient: bool) -> dict[str, Any]:
-    from causalkg.linking.encoder import create_encoder, encoder_spec
+    from causalkg.linking.encoder import create_encoder, encoder_options, encoder_spec
 
     lk = cfg["linking"]
     t0 = time.perf_counter()
@@ -349,7 +348,8 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
             from causalkg.distributed import ActorPool, RaySettings, RayStats
 
             ray_stats = RayStats()
-            pool = ActorPool(EncodeWorker, (lk["model"], stage_device(cfg, "linking.device"), int(lk["batch_size"])),
+            opts = encoder_options(cfg)
+            pool = ActorPool(EncodeWorker, (lk["model"], opts["device"], opts["batch_size"], opts["backend"], str(opts["cache_dir"])),
                              RaySettings.from_config(cfg), stats=ray_stats)
             try:
                 encoder = _Described(*pool.ray.get(pool.actors[0].identity.remote()))
@@ -360,7 +360,7 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
             finally:
                 pool.close()
         else:
-            encoder = create_encoder(lk["model"], device=stage_device(cfg, "linking.device"), batch_size=int(lk["batch_size"]))
+            encoder = create_encoder(lk["model"], **encoder_options(cfg))
             for chunk in chunks:
                 parts.append(encoder.encode(chunk))
                 bar.update(len(chunk))
@@ -400,7 +400,8 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
         counts=counts,
         timings={"read": t_read, "embed": t_embed, "index": t_index, "total": seconds},
         models={"encoder": {"name": lk["model"], "spec": versioned_spec("encoder", encoder_spec(lk["model"])),
-                            "path": encoder.path, "fingerprint": encoder.fingerprint}},
+                            "path": encoder.path, "fingerprint": encoder.fingerprint,
+                            "backend": getattr(encoder, "backend", "torch")}},
         notes=notes + [f"rebuilt: {r}" for r in reasons],
         extra={
             "format_version": FORMAT_VERSION,

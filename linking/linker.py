@@ -110,6 +110,8 @@ class Linker:
         self.context_bonus: float = float(lk["context_bonus"])
         self.device: str = stage_device(cfg, "linking.device")
         self.batch_size: int = int(lk["batch_size"])
+        self.backend: str = str(lk.get("backend", "torch"))
+        self.onnx_cache = cfg.path("paths.cache") / "onnx"
         self.settings = build_settings(cfg)
         self.hnsw_ef_search = int(lk["hnsw_ef_search"])
         self.ivf_nprobe = int(lk["ivf_nprobe"])
@@ -169,12 +171,12 @@ class Linker:
     def from_concepts(cls, concepts: Iterable[Concept | dict], cfg: Config, *, encoder: Any = None) -> "Linker":
         """An in-memory linker over ``concepts`` (Concept models or dicts), built with the
         configured model and index settings; nothing is written. For tests and benchmarks."""
-        from causalkg.linking.encoder import create_encoder
+        from causalkg.linking.encoder import create_encoder, encoder_options
 
         records = [c if isinstance(c, Concept) else Concept.model_validate(c) for c in concepts]
         vocab = collect_vocabulary(records)
         lk = cfg["linking"]
-        enc = encoder or create_encoder(lk["model"], device=stage_device(cfg, "linking.device"), batch_size=int(lk["batch_size"]))
+        enc = encoder or create_encoder(lk["model"], **encoder_options(cfg))
         vectors = enc.encode([s["surface"] for s in vocab.surfaces])
         index = make_faiss_index(build_settings(cfg), enc.dim, len(vectors))
         fill_index(index, vectors)
@@ -194,7 +196,8 @@ class Linker:
         if self._encoder is None:
             from causalkg.linking.encoder import create_encoder
 
-            self._encoder = create_encoder(self.model_id, device=self.device, batch_size=self.batch_size)
+            self._encoder = create_encoder(self.model_id, device=self.device, batch_size=self.batch_size,
+                                           backend=self.backend, cache_dir=self.onnx_cache)
         return self._encoder
 
     def __len__(self) -> int:

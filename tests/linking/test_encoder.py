@@ -155,3 +155,15 @@ def test_backend_settings():
 
     with pytest.raises(ConfigError, match="encoder backend must be one of auto, torch, onnxruntime"):
         Encoder("all-MiniLM-L6-v2", device="cpu", backend="tensorrt")
+
+
+def test_linking_backend_setting(tmp_path):
+    from causalkg.config import load_config
+    from causalkg.linking.encoder import encoder_options
+
+    default = encoder_options(load_config(search_cwd=False))
+    assert default["backend"] == "torch" and default["batch_size"] == 256
+    cfg = load_config(search_cwd=False, overrides={"linking.backend": "onnxruntime", "linking.device": "cpu",
+                                                   "paths.cache": str(tmp_path)})
+    assert encoder_options(cfg) == {"device": "cpu", "batch_size": 256, "backend": "onnxruntime",
+                                    "cache_dir": tmp_path / "onnx"}
