@@ -10,6 +10,7 @@ keyed stays with each model.
 from __future__ import annotations
 
 import os
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -63,7 +64,10 @@ def export_module(module: Any, sample: dict[str, Any], target: Path, *, outputs:
     import torch
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
+    # A name of its own per call (process and thread): concurrent exports never share a file.
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(name)
     raw = tmp.with_suffix(".raw.tmp") if post else tmp
     names = list(sample)
     try:
@@ -78,6 +82,7 @@ def export_module(module: Any, sample: dict[str, Any], target: Path, *, outputs:
                 post(raw, tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600 files; a shared cache is read by others too
         os.replace(tmp, target)
     except Exception as exc:  # the exporter raises many kinds; the user needs one line
         raise ModelError(f"cannot export {what} to ONNX: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from causalkg.jsonl import atomic_write
 from causalkg.onnxrt import BACKENDS, cpu_session, export_module, onnxruntime_available, resolve_backend  # noqa: F401 - re-exported
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -62,7 +63,8 @@ def export_onnx(model: Any, tokenizer: Any, model_dir: Path, *, int8: bool = Fal
     sample = tokenizer(["What is the cause?"] * 2, ["Heavy rain caused floods."] * 2, return_tensors="pt", padding=True)
     export_module(model, {k: sample[k] for k in INPUTS if k in sample}, target, outputs=OUTPUTS,
                   what=str(model_dir), hint="set extract.backend = torch", post=_quantize_int8 if int8 else None)
-    stamp.write_text(json.dumps({"weights_sha256": digest, "int8": int8}))
+    with atomic_write(stamp) as fh:
+        fh.write(json.dumps({"weights_sha256": digest, "int8": int8}))
     return target
 
 
