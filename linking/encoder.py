@@ -14,7 +14,7 @@ the mean pooling and L2 normalisation in numpy; vectors agree to about 1e-6. The
 covers the layout all-MiniLM-L6-v2 has, [Transformer, mean Pooling, optional Normalize]
 (``onnx_layout_problem``); ``auto`` runs any other layout on torch. The export is kept in a
 cache folder (``onnx_cache_dir``), keyed by the model's content fingerprint and the versions of
-onnxruntime and torch, since the model folder may be read-only (site-packages).
+onnxruntime, torch and transformers, since the model folder may be read-only (site-packages).
 """
 
 from __future__ import annotations
@@ -221,13 +221,16 @@ class Encoder:
 
     def _onnx_session(self, cache_dir: Path):
         """The ONNX Runtime session of the model's transformer, exported into ``cache_dir``
-        unless an export of the same weights, onnxruntime and torch versions is there."""
+        unless an export of the same weights and onnxruntime, torch and transformers versions is
+        there."""
         import torch
 
         from causalkg.onnxrt import cpu_session, export_module, onnxruntime_version
 
-        key = {"fingerprint": self.fingerprint, "onnxruntime": onnxruntime_version(),
-               "torch": torch.__version__, "export": ONNX_EXPORT_VERSION}
+        import transformers
+
+        key = {"fingerprint": self.fingerprint, "onnxruntime": onnxruntime_version(), "torch": torch.__version__,
+               "transformers": transformers.__version__, "export": ONNX_EXPORT_VERSION}
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode("utf-8")).hexdigest()
         target = cache_dir / f"encoder-{digest[:32]}.onnx"
         if not target.is_file():
