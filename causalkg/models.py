@@ -53,6 +53,40 @@ def stage_device(cfg: Config, dotted: str) -> str:
     return value
 
 
+TRAIN_DTYPES = ("auto", "float32", "bfloat16")
+
+
+def cpu_has_native_bf16(cpuinfo: str | None = None) -> bool:
+    """True when the CPU multiplies bfloat16 in hardware (the ``avx512_bf16`` or ``amx_bf16``
+    flag of /proc/cpuinfo). Without it bfloat16 is emulated and slower than float32."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+    flags = set()
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            flags.update(line.partition(":")[2].split())
+            break
+    return bool(flags & {"avx512_bf16", "amx_bf16"})
+
+
+def training_dtype(dtype: str, device: str) -> str:
+    """The numeric format fine-tuning computes in (under autocast; the weights stay float32):
+    ``auto`` is bfloat16 where the hardware has it (a CPU with native bfloat16, a GPU that
+    supports it) and float32 elsewhere; ``float32`` and ``bfloat16`` are taken as given."""
+    if dtype not in TRAIN_DTYPES:
+        raise ConfigError(f"the training dtype must be one of {', '.join(TRAIN_DTYPES)}, got {dtype!r}")
+    if dtype != "auto":
+        return dtype
+    if str(device).startswith("cuda"):
+        import torch
+
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
+    return "bfloat16" if str(device) == "cpu" and cpu_has_native_bf16() else "float32"
+
+
 def resolve_encoder_path(name: str) -> str:
     """The path or hub name sentence-transformers should load for the encoder ``name``."""
     if name in OFFLINE_MINILM_NAMES:
@@ -77,7 +111,8 @@ def local_model_path(name: str, base_dir: Path | None = None) -> tuple[str, bool
     return name, False
 
 
-__all__ = ["OFFLINE_MINILM_NAMES", "resolve_device", "stage_device", "resolve_encoder_path", "local_model_path"]
+__all__ = ["OFFLINE_MINILM_NAMES", "resolve_device", "stage_device", "resolve_encoder_path", "local_model_path",
+           "cpu_has_native_bf16", "training_dtype"]
 
 
 def training_files(cfg: Config, key: str, data: str | os.PathLike | None, what: str) -> dict[str, Path]:

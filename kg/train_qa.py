@@ -30,7 +30,8 @@ from typing import Any, Sequence
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest
-from causalkg.models import resolve_device, resolve_encoder_path, save_model_folder, stage_device, training_files
+from causalkg.models import (TRAIN_DTYPES, resolve_device, resolve_encoder_path, save_model_folder, stage_device,
+                             training_dtype, training_files)
 from causalkg.progress import progress
 from causalkg.kg import qa_data
 from causalkg.kg.qa_decode import TRAIN_STAGE, recommended_null_threshold
@@ -90,9 +91,12 @@ def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: 
         "eval_every": int(ex["train_eval_every"]),
         "selection_questions": int(ex["train_selection_questions"]),
         "freeze_embeddings": bool(ex["train_freeze_embeddings"]),
+        "dtype": str(ex.get("train_dtype", "float32")),
     }
     if plan["steps"] < 1 or plan["batch_size"] < 1 or plan["learning_rate"] <= 0:
         raise ConfigError("train-qa needs steps >= 1, batch size >= 1 and a positive learning rate")
+    if plan["dtype"] not in TRAIN_DTYPES:
+        raise ConfigError(f"extract.train_dtype must be one of {', '.join(TRAIN_DTYPES)}, got {plan['dtype']!r}")
     plan["fingerprint"] = fingerprint({k: v for k, v in plan.items() if k not in ("train_file", "val_file")})
     plan["base_model_path"] = base_path
     return plan
@@ -238,6 +242,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
         hf_logging.set_verbosity(verbosity)
     dev = resolve_device(device or stage_device(cfg, "extract.device"))
     model.to(dev)
+    dtype = training_dtype(plan["dtype"], dev)
 
     feats = _features(tokenizer, train_ex, plan["max_seq_length"], plan["max_question_tokens"])
     if plan["freeze_embeddings"]:
@@ -259,7 +264,8 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
                                 if k in feats[i]} for i in idx], return_tensors="pt", padding_side="right")
         batch["start_positions"] = torch.tensor([feats[i]["start_positions"] for i in idx])
         batch["end_positions"] = torch.tensor([feats[i]["end_positions"] for i in idx])
-        loss = model(**{k: v.to(dev) for k, v in batch.items()}).loss
+        with torch.autocast(device_type=dev.split(":")[0], dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
+            loss = model(**{k: v.to(dev) for k, v in batch.items()}).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -306,7 +312,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
         counts={"train_sentences": len(train_recs), "train_questions": len(train_ex),
                 "train_features": len(feats), "val_questions": len(val_ex)},
         timings={"train": train_seconds, "total": seconds},
-        models={"base": plan["base_model"], "device": dev, "threads": torch.get_num_threads()},
+        models={"base": plan["base_model"], "device": dev, "threads": torch.get_num_threads(), "dtype": dtype},
         extra={"training": plan_public, "validation": validation,
                "recommended": {"null_threshold": threshold}},
     )

