@@ -42,7 +42,9 @@ def gate_dir(tmp_path_factory):
     cfg = load_config(search_cwd=False, overrides={"extract.gate_train_data": str(data), "extract.device": "cpu",
                                                    "extract.gate_target_recall": 0.9, "paths.cache": str(root / "cache"),
                                                    # 120 sentences want a weaker regularisation than the 9,488 of the default grid
-                                                   "extract.gate_train_c": [10.0, 100.0]})
+                                                   "extract.gate_train_c": [10.0, 100.0],
+                                                   # a few fine-tuning steps of the real MiniLM
+                                                   "extract.gate_train_steps": 6, "extract.gate_train_batch_size": 16})
     res = train_gate(cfg, output=root / "causal-gate")
     assert not res.skipped
     return root / "causal-gate", cfg
@@ -167,3 +169,29 @@ def test_a_gate_of_the_older_format_asks_to_be_retrained(gate_dir, tmp_path):
     (old / "words.json").unlink()
     with pytest.raises(ModelError, match="older version"):
         SentenceGate(old, device="cpu")
+
+
+def test_the_gate_fine_tunes_its_own_encoder_and_records_the_mix(gate_dir):
+    from causalkg.linking.encoder import Encoder
+
+    folder, _ = gate_dir
+    manifest = json.loads((folder / "manifest.json").read_text())
+    v = manifest["validation"]
+    assert [m["mix"] for m in v["mixes"]] == [0.25, 0.5, 0.75, 1.0]
+    assert v["mix"] == max(v["mixes"], key=lambda m: m["val_average_precision"])["mix"]
+    assert v["dtype"] in ("float32", "bfloat16") and manifest["training"]["steps"] == 6
+    assert (folder / "encoder" / "modules.json").is_file()  # a sentence-transformers folder
+    text = ["Heavy rain caused the river to flood the valley."]
+    tuned = Encoder(str(folder / "encoder"), device="cpu").encode(text)
+    base = Encoder("all-MiniLM-L6-v2", device="cpu").encode(text)
+    assert 1e-4 < float(np.abs(tuned - base).max())  # six steps moved the weights
+    assert float((tuned * base).sum()) > 0.9  # ... and kept the encoder what it was
+
+
+def test_gate_training_settings_are_checked(tmp_path):
+    for key, value, message in (("extract.gate_train_mix", [], "gate_train_mix"),
+                                ("extract.gate_train_mix", [1.5], "gate_train_mix"),
+                                ("extract.gate_train_steps", 0, "gate_train_steps")):
+        cfg = load_config(search_cwd=False, overrides={key: value})
+        with pytest.raises(ConfigError, match=message):
+            train_gate(cfg, output=tmp_path / "g")
