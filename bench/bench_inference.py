@@ -35,7 +35,8 @@ def main() -> None:
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs; "
           f"{len(items)} validation sentences, all read\n")
     rows, base, base_pairs = [], None, None
-    for backend, dtype in (("torch", "float32"), ("torch", "int8"), ("onnxruntime", "float32"), ("onnxruntime", "int8")):
+    for backend, dtype in (("torch", "float32"), ("torch", "int8"), ("onnxruntime", "float32"), ("onnxruntime", "int8"),
+                           ("torch", "bfloat16")):
         ext = QAExtractor(_cfg(qa_model=str(model_dir), candidates_only=False, dtype=dtype, backend=backend))
         ext.extract([items[0][0]])  # warm-up: first-call allocations are not the format's cost
         ext.qa.calls = ext.qa.features = 0

@@ -111,7 +111,11 @@ DTYPES = ("auto", "float32", "int8", "float16", "bfloat16")
 def inference_dtype(dtype: str, device: str) -> str:
     """The numeric format a model runs in: ``auto`` is int8 (dynamic quantization of the
     linear layers) on a CPU and float16 on a GPU; the others are taken as given (int8 is
-    CPU-only, float16/bfloat16 GPU-only, and fall back to float32 elsewhere)."""
+    CPU-only and float16 GPU-only, falling back to float32 elsewhere; bfloat16 runs on a GPU and
+    on a CPU that multiplies bfloat16 natively, ``causalkg.models.cpu_has_native_bf16``, and is
+    float32 on other CPUs, where it would be emulated and slower)."""
+    from causalkg.models import cpu_has_native_bf16
+
     if dtype not in DTYPES:
         raise ConfigError(f"extract.dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     gpu = str(device).startswith("cuda")
@@ -119,7 +123,9 @@ def inference_dtype(dtype: str, device: str) -> str:
         return "float16" if gpu else "int8"
     if dtype == "int8" and gpu:
         return "float32"
-    if dtype in ("float16", "bfloat16") and not gpu:
+    if dtype == "float16" and not gpu:
+        return "float32"
+    if dtype == "bfloat16" and not gpu and not (str(device) == "cpu" and cpu_has_native_bf16()):
         return "float32"
     return dtype
 
@@ -174,7 +180,8 @@ def load_qa_model(name: str, *, base_dir: Path | None = None, device: str = "aut
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError(f"QA model {name}: a fast tokenizer is needed (for character offsets)")
     dev = resolve_device(device)
-    if local and resolve_backend(backend, dev) == "onnxruntime":
+    # ONNX Runtime runs float32 and int8; bfloat16 runs on PyTorch.
+    if local and resolve_backend(backend, dev) == "onnxruntime" and inference_dtype(dtype, dev) != "bfloat16":
         model.eval()
         onnx = export_onnx(model, tokenizer, Path(path), int8=inference_dtype(dtype, dev) == "int8")
         return OnnxModel(onnx), tokenizer, dev

@@ -168,6 +168,10 @@ def test_inference_formats_resolve_by_device():
     assert inference_dtype("auto", "cpu") == "int8" and inference_dtype("auto", "cuda:0") == "float16"
     assert inference_dtype("int8", "cuda") == "float32"  # dynamic quantization is CPU-only
     assert inference_dtype("float16", "cpu") == "float32" and inference_dtype("bfloat16", "cuda") == "bfloat16"
+    # bfloat16 on a CPU only where the CPU multiplies it natively (else emulated, slower than float32)
+    from causalkg.models import cpu_has_native_bf16
+
+    assert inference_dtype("bfloat16", "cpu") == ("bfloat16" if cpu_has_native_bf16() else "float32")
     with pytest.raises(ConfigError, match="extract.dtype must be one of"):
         inference_dtype("int4", "cpu")
 
@@ -266,3 +270,20 @@ def test_auto_training_dtype_follows_the_cpu():
     assert training_dtype("auto", "cpu") == ("bfloat16" if cpu_has_native_bf16() else "float32")
     with pytest.raises(ConfigError):
         training_dtype("fp8", "cpu")
+
+
+def test_bfloat16_runs_on_pytorch_and_is_float32_without_native_support(tiny_dir, gold, monkeypatch):
+    """bfloat16 is never handed to ONNX Runtime; where the CPU has no native bfloat16 it is float32."""
+    from causalkg.kg import qa_decode
+    from causalkg import models
+
+    monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: True)
+    qa = QAModel(str(tiny_dir), dtype="bfloat16", backend="auto", max_seq_length=64, max_question_tokens=16, doc_stride=16)
+    assert qa.dtype == "bfloat16" and not isinstance(qa.model, qa_decode.OnnxModel)
+    assert {p.dtype for p in qa.model.parameters()} == {__import__("torch").bfloat16}
+    texts = [r["text"] for r in gold[:4]]
+    got = qa.answer(["What is the cause?"] * len(texts), texts)
+    assert len(got) == len(texts) and all(a is None or a.text in t for a, t in zip(got, texts))
+    monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: False)
+    assert QAModel(str(tiny_dir), dtype="bfloat16", backend="torch", max_seq_length=64,
+                   max_question_tokens=16, doc_stride=16).dtype == "float32"

@@ -30,14 +30,15 @@ def tiny_qa(tmp_path_factory):
     return tiny_qa_model(tmp_path_factory.mktemp("qa") / "tiny", seed=3)
 
 
-def test_qa_answers_do_not_depend_on_batch_size_or_company(tiny_qa):
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])  # bfloat16: float32 where the CPU lacks it
+def test_qa_answers_do_not_depend_on_batch_size_or_company(tiny_qa, dtype):
     questions = ["What is the cause?", "What did the earthquake cause?", "What caused the fire?"]
     pairs = [(q, c) for c in SENTENCES[:12] for q in questions]
-    full = QAModel(str(tiny_qa), device="cpu", batch_size=32).answer(*zip(*pairs))
+    full = QAModel(str(tiny_qa), device="cpu", batch_size=32, dtype=dtype).answer(*zip(*pairs))
     assert any(a is not None for a in full)
     rng = random.Random(7)
     for batch_size in (1, 3, 32):
-        model = QAModel(str(tiny_qa), device="cpu", batch_size=batch_size)
+        model = QAModel(str(tiny_qa), device="cpu", batch_size=batch_size, dtype=dtype)
         subset = rng.sample(range(len(pairs)), 9)
         alone = model.answer(*zip(*[pairs[i] for i in subset]))
         # the same answers, score and margin to the last bit, in any company and batch size
