@@ -1,5 +1,5 @@
 # causalkg: every target below the set-up ones calls only the `causalkg` CLI.
-#   make kg      venv + corpus + linker + gate, tagger and QA models (trained once) + extraction + KG + store
+#   make kg      venv + corpus + linker + gate and QA models (trained once) + extraction + KG + store
 #   make test    the test suite (offline)
 #   make serve   explore, verify and query the KG in a browser on http://127.0.0.1:8000/
 # See the README for the rest.
