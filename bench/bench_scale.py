@@ -8,8 +8,9 @@ child processes, each measured on its own process tree (``os.wait4``):
 - ``world``: generating the dump, index and Wikidata N-Triples;
 - ``wikidata``: `corpus build --only wikidata` from the world's N-Triples in the embedded store;
 - ``wikipedia``: `corpus build --only wikipedia` (multistream index, process pool);
-- ``extract``: `kg extract` with the **patterns** extractor (the QA model is not trained in a
-  fresh clone; QA's rate is measured by `bench extract`), shards of 10 documents.
+- ``extract``: `kg extract` with the **patterns** extractor behind the default learned gate (the
+  gate of ``models/causal-gate``, trained first when missing; QA's rate is measured by
+  `bench extract` and `bench quality`), shards of 10 documents.
 
 Printed per stage and N: wall time, CPU time (user + system of the process tree, Ray's own
 daemons excepted), items/s (items: pages for world and wikipedia, documents for extract, items
@@ -37,6 +38,7 @@ SIZES = tuple(int(x) for x in os.environ.get("CAUSALKG_SCALE_SIZES", "20,40,80")
 REPO = Path(__file__).resolve().parents[1]
 CK = [str(Path(sys.executable).with_name("causalkg"))]
 CWD = [Path(tempfile.gettempdir())]
+GATE = REPO / "models" / "causal-gate"  # the learned gate of `make kg` (trained first when missing)
 
 
 def measured(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -> dict:
@@ -57,6 +59,7 @@ def sets(info: dict, data: Path) -> list[str]:
     out = []
     for s in [*info["set"], f"paths.data={data}", f"paths.cache={data / 'cache'}", "run.workers=2",
               "run.progress=never", "extract.extractor=patterns", "extract.shard_size=10",
+              f"extract.gate_model={GATE}",
               f"extract.input={data / 'corpus' / 'corpus.jsonl'}", f"extract.output={data / 'kg' / 'extractions.jsonl'}"]:
         out += ["--set", s]
     return out
@@ -107,7 +110,18 @@ def _q(s: str) -> str:
     return "'" + s.replace("'", "'\\''") + "'"
 
 
+def ensure_gate() -> None:
+    """The default gate is learned: extraction needs the gate model `make kg` trains."""
+    from causalkg.config import load_config
+    from causalkg.kg.gate import train_gate
+
+    res = train_gate(load_config(search_cwd=False), output=GATE, if_missing=True)
+    if not res.skipped:
+        print(f"(trained the sentence gate in {res.seconds:.0f} s)\n")
+
+
 def main() -> None:
+    ensure_gate()
     print(f"sizes N = {', '.join(map(str, SIZES))} event documents (+2 other pages each); 2 workers; "
           "extraction with the patterns extractor\n")
     header = f"{'stage':<10} {'N':>6} {'wall s':>8} {'CPU s':>8} {'items/s':>9} {'peak RSS MB':>11}"
@@ -134,8 +148,8 @@ def main() -> None:
                       f"({(tb - ta) / (b - a) * 1000:.0f} ms per extra document)")
         mid = SIZES[len(SIZES) // 2]
         print("\n" + ray_overhead(ctxs[mid], tmp))
-    print("\nbaseline: the local engine (run.engine = local); the fixed costs (interpreter, spaCy, store load) "
-          "dominate at these sizes, so the slopes are below 1.")
+    print("\nbaseline: the local engine (run.engine = local); at these sizes the fixed costs (interpreter, spaCy, "
+          "store load, the gate's model) are a large share, so the slopes are noisy estimates.")
 
 
 if __name__ == "__main__":
