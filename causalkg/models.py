@@ -15,10 +15,11 @@ one exists there, else a hub name looked up in the local Hugging Face cache only
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
@@ -87,6 +88,31 @@ def training_dtype(dtype: str, device: str) -> str:
     return "bfloat16" if str(device) == "cpu" and cpu_has_native_bf16() else "float32"
 
 
+def bucketed_batches(lengths: Sequence[int], batch_size: int, steps: int, rng: random.Random, *,
+                     ties_by_index: bool = False) -> Iterator[list[int]]:
+    """``steps`` training batches of indices: shuffled epochs, each cut into windows of 50
+    batches sorted by length (so padding stays small while the order stays random), the batches
+    shuffled again. Equal lengths keep their shuffled order, or go by index when
+    ``ties_by_index`` (what the gate's fine-tuning was trained with). Used by the QA and gate
+    trainers."""
+    produced = 0
+    window = batch_size * 50
+    key = (lambda i: (lengths[i], i)) if ties_by_index else (lambda i: lengths[i])
+    while True:
+        order = list(range(len(lengths)))
+        rng.shuffle(order)
+        batches = []
+        for w in range(0, len(order), window):
+            chunk = sorted(order[w : w + window], key=key)
+            batches += [chunk[b : b + batch_size] for b in range(0, len(chunk), batch_size)]
+        rng.shuffle(batches)
+        for b in batches:
+            yield b
+            produced += 1
+            if produced >= steps:
+                return
+
+
 def resolve_encoder_path(name: str) -> str:
     """The path or hub name sentence-transformers should load for the encoder ``name``."""
     if name in OFFLINE_MINILM_NAMES:
@@ -112,7 +138,7 @@ def local_model_path(name: str, base_dir: Path | None = None) -> tuple[str, bool
 
 
 __all__ = ["OFFLINE_MINILM_NAMES", "resolve_device", "stage_device", "resolve_encoder_path", "local_model_path",
-           "cpu_has_native_bf16", "training_dtype"]
+           "cpu_has_native_bf16", "training_dtype", "bucketed_batches"]
 
 
 def training_files(cfg: Config, key: str, data: str | os.PathLike | None, what: str) -> dict[str, Path]:

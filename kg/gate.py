@@ -35,6 +35,7 @@ import json
 import logging
 import math
 import os
+import random
 import re
 import shutil
 import time
@@ -44,7 +45,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from causalkg.models import stage_device, training_files
+from causalkg.models import (bucketed_batches, resolve_device, resolve_encoder_path, stage_device, training_dtype,
+                             training_files)
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
@@ -191,24 +193,6 @@ def encoder_backend(cfg: Config) -> dict[str, Any]:
     return {"backend": str(cfg["extract"]["backend"]), "cache_dir": cfg.path("paths.cache") / "onnx"}
 
 
-def _fine_tune_batches(lengths: Sequence[int], batch_size: int, steps: int, seed: int) -> list[list[int]]:
-    """``steps`` batches: shuffled epochs, bucketed by length within windows of 50 batches."""
-    import random
-
-    rng = random.Random(seed)
-    out: list[list[int]] = []
-    while len(out) < steps:
-        order = list(range(len(lengths)))
-        rng.shuffle(order)
-        epoch = []
-        for w in range(0, len(order), batch_size * 50):
-            chunk = sorted(order[w : w + batch_size * 50], key=lambda i: (lengths[i], i))
-            epoch += [chunk[b : b + batch_size] for b in range(0, len(chunk), batch_size)]
-        rng.shuffle(epoch)
-        out += epoch
-    return out[:steps]
-
-
 def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: Path, *, steps: int,
                       batch_size: int, learning_rate: float, warmup: float, seed: int, dtype: str,
                       device: str, max_length: int = 128) -> tuple[np.ndarray, float]:
@@ -220,8 +204,6 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     import torch
     from sentence_transformers import SentenceTransformer
     from transformers import get_linear_schedule_with_warmup
-
-    from causalkg.models import resolve_encoder_path
 
     torch.manual_seed(seed)
     st = SentenceTransformer(resolve_encoder_path(base), device=device)
@@ -235,7 +217,8 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     enc = tok(list(texts), truncation=True, max_length=max_length)
     labels = torch.as_tensor(np.asarray(y, dtype=np.float32))
     model.train()
-    for idx in _fine_tune_batches([len(ids) for ids in enc["input_ids"]], batch_size, steps, seed):
+    for idx in bucketed_batches([len(ids) for ids in enc["input_ids"]], batch_size, steps, random.Random(seed),
+                                ties_by_index=True):
         batch = tok.pad([{k: enc[k][i] for k in enc.keys()} for i in idx], return_tensors="pt")
         batch = {k: v.to(device) for k, v in batch.items()}
         with torch.autocast(device_type=device.split(":")[0], dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
@@ -389,7 +372,6 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
             return GateTrainResult(out, skipped=True, reason=reason, manifest=read_manifest(out) or {})
     t0 = time.perf_counter()
     from causalkg.linking.encoder import Encoder
-    from causalkg.models import resolve_device, training_dtype
 
     segmenter = make_cue_segmenter(cfg["extract"])
     train = list(read_jsonl(plan["train_file"]))

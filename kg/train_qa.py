@@ -30,8 +30,8 @@ from typing import Any, Sequence
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest
-from causalkg.models import (TRAIN_DTYPES, resolve_device, resolve_encoder_path, save_model_folder, stage_device,
-                             training_dtype, training_files)
+from causalkg.models import (TRAIN_DTYPES, bucketed_batches, resolve_device, resolve_encoder_path, save_model_folder,
+                             stage_device, training_dtype, training_files)
 from causalkg.progress import progress
 from causalkg.kg import qa_data
 from causalkg.kg.qa_decode import TRAIN_STAGE, recommended_null_threshold
@@ -149,26 +149,6 @@ def _features(tokenizer: Any, examples: Sequence[qa_data.QAExample], max_len: in
     return feats
 
 
-def _batches(feats: list[dict[str, Any]], batch_size: int, steps: int, rng: random.Random) -> Any:
-    """``steps`` batches: shuffled epochs, bucketed by length within windows of 50 batches so
-    padding stays small while the order stays random."""
-    produced = 0
-    while True:
-        order = list(range(len(feats)))
-        rng.shuffle(order)
-        window = batch_size * 50
-        batches = []
-        for w in range(0, len(order), window):
-            chunk = sorted(order[w : w + window], key=lambda i: len(feats[i]["input_ids"]))
-            batches += [chunk[b : b + batch_size] for b in range(0, len(chunk), batch_size)]
-        rng.shuffle(batches)
-        for b in batches:
-            yield b
-            produced += 1
-            if produced >= steps:
-                return
-
-
 def _validate(model: Any, tokenizer: Any, examples: Sequence[qa_data.QAExample], *, batch_size: int,
               max_answer_tokens: int, thresholds: Sequence[float] = ()) -> dict[str, Any]:
     """SQuAD 2.0 scores of ``examples``: at the tuned no-answer threshold (``best_*``) and at
@@ -259,7 +239,8 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
     bar = progress(total=plan["steps"], desc="training the QA head", unit="step")
     model.train()
     loss_sum, loss_n = 0.0, 0
-    for step, idx in enumerate(_batches(feats, plan["batch_size"], plan["steps"], rng), 1):
+    lengths = [len(f["input_ids"]) for f in feats]
+    for step, idx in enumerate(bucketed_batches(lengths, plan["batch_size"], plan["steps"], rng), 1):
         batch = tokenizer.pad([{k: feats[i][k] for k in ("input_ids", "token_type_ids", "attention_mask")
                                 if k in feats[i]} for i in idx], return_tensors="pt", padding_side="right")
         batch["start_positions"] = torch.tensor([feats[i]["start_positions"] for i in idx])
