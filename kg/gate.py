@@ -421,7 +421,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     w_words = (1 - mix) * ww / sd_lr
     b = mix * head_b / sd_ft + (1 - mix) * wb / sd_lr
     val_scores = _sigmoid(x_val @ w.astype(np.float64) + wval @ w_words + b)
-    encode_seconds = time.perf_counter() - t0 - tune_seconds
+    fit_seconds = time.perf_counter() - t0 - tune_seconds
     # Not rounded: a threshold rounded up past the last kept score would lose that sentence.
     threshold = float(threshold_for_recall(val_scores, y_val, plan["target_recall"]))
     grid = sorted({round(float(t), 3) for t in np.linspace(0.02, 0.9, 45)})
@@ -436,7 +436,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     manifest = build_manifest(
         STAGE, cfg, inputs={"train": plan["train_file"], "val": plan["val_file"]},
         counts={"train_sentences": len(train), "train_causal": int(y_train.sum())},
-        timings={"fine_tune": tune_seconds, "fit": encode_seconds, "total": seconds},
+        timings={"fine_tune": tune_seconds, "fit": fit_seconds, "total": seconds},
         models={"encoder": plan["encoder"], "fine_tuned_encoder": ENCODER_DIR,
                 "encoder_backend": getattr(encoder, "backend", "torch")},
         extra={"training": public, "validation": validation, "recommended": {"threshold": threshold}},
