@@ -38,13 +38,11 @@ MARK = "\ue001"  # the placeholder template's name (a private-use character; a p
 PLACEHOLDER = "{{" + MARK + "}}"
 
 _LITERAL_NAMES = "|".join(sorted(PARSER_BLACKLIST, key=len, reverse=True))
+# Every token starts with one of { } [ ] | < (so the regex engine skips other text fast); the
+# line-start condition of table marks is checked apart. "|" is a token only before "}" (a
+# possible table end), and only the "|" is taken, so that "|}}" still shows its "}}".
 _TOKEN = re.compile(
-    r"(?P<ts>^[^\S\n]*\{\|)"  # table start: at a line start, after spaces (as the C tokenizer)
-    r"|(?P<te>^[^\S\n]*\|\})"  # table end, the same
-    r"|(?P<lb>\{\{+)|(?P<rb>\}\}+)|(?P<ll>\[\[+)|(?P<rl>\]\]+)"
-    r"|(?P<cm><!--)"
-    rf"|(?P<lit><(?:{_LITERAL_NAMES})(?=[\s/>]))",
-    re.M | re.I,
+    r"\{\{+|\}\}+|\[\[+|\]\]+|\{\||\|(?=\})|<(?:!--|(?i:" + _LITERAL_NAMES + r")(?=[\s/>]))"
 )
 # a template name the tokenizer accepts: no brackets or tags, comments anywhere, no text after a
 # newline; and one that starts with text and holds a template ({{formatnum:{{Inflation|...}}}})
@@ -61,7 +59,7 @@ _DROP_LINK = re.compile(r"\s*(?:file|image|media|category)\s*:", re.I)
 # renderer treats specially in either part (see _plain_link)
 _PLAIN_LINK = re.compile(r"\[\[([^\n{}\[\]<>|:&=~!*#;/\\_]+)(?:\|([^\n{}\[\]<>|:&=~!*#;/\\]+))?\]\]")
 _LIT_OPEN = re.compile(r"<([A-Za-z]+)(?:\s[^<>]*?)?\s*(/?)>")
-_INFOBOX = re.compile(r"infobox", re.I)
+_INFOBOX = re.compile(r"[Ii][Nn][Ff][Oo][Bb][Oo][Xx]")  # as _name lower-cases it
 
 
 def _keeps(name: str) -> bool:
@@ -105,19 +103,18 @@ def prune(wikitext: str) -> Pruned | None:
     stack: list[list] = []
     cuts: list[tuple[int, int, str]] = []  # (start, end, replacement), in order, not overlapping
     tables: list[str] = []
-    search = _TOKEN.search
-    pos = 0
     frozen = 0  # frames on the stack whose content is left as it is
+    skip_to = 0  # the end of the comment or literal element the scan is in
+    eaten = -1  # the "}" of a table end "|}", not part of the "}}" that may follow it
     n = len(wikitext)
-    while True:
-        m = search(wikitext, pos)
-        if m is None:
-            break
-        kind = m.lastgroup
-        start, end = m.span()
-        pos = end
-        if kind == "lb":
-            if end - start != 2:
+    for m in _TOKEN.finditer(wikitext):
+        start = m.start()
+        if start < skip_to:
+            continue
+        tok = m.group()
+        c = tok[0]
+        if c == "{" and tok[1] == "{":
+            if len(tok) != 2:
                 return None  # {{{argument}}} or a run of braces: left to the parser
             nm = _TPL_NAME.match(wikitext, start)
             if nm is not None:
@@ -129,9 +126,14 @@ def prune(wikitext: str) -> Pruned | None:
                 # the name holds a template: nothing in it is touched (the renderer reads the raw name)
                 stack.append(["t", start, not _keeps(nm.group(1)), True])
                 frozen += 1
-        elif kind == "rb":
-            run = end - start
+        elif c == "}":
+            run = len(tok)
+            if start == eaten:
+                start += 1
+                run -= 1
             if run % 2:
+                if run == 1:
+                    continue
                 return None
             for k in range(run // 2):
                 if not stack:
@@ -145,17 +147,16 @@ def prune(wikitext: str) -> Pruned | None:
                     i = bisect.bisect_left(infobox_at, s)
                     if i >= len(infobox_at) or infobox_at[i] >= e:  # unless it holds an infobox
                         _cut(cuts, s, e, PLACEHOLDER)
-        elif kind == "ll":
-            if end - start != 2:
+        elif c == "[":
+            if len(tok) != 2:
                 return None
             lt = _LINK_TITLE.match(wikitext, start)
             if lt is None:
                 return None  # a title the tokenizer rejects ("[[" stays text): not worth following
             stack.append(["l", start, _DROP_LINK.match(lt.group(1)) is not None, False])
-        elif kind == "rl":
-            run = end - start
-            closes = run // 2
-            for k in range(closes):
+        elif c == "]":
+            run = len(tok)
+            for k in range(run // 2):
                 if not stack:
                     break  # "]]" with nothing open is text
                 if stack[-1][0] != "l":
@@ -168,32 +169,31 @@ def prune(wikitext: str) -> Pruned | None:
                     _cut(cuts, s, e, PLACEHOLDER)
                 elif not drop and not stack and run == 2:
                     _plain_link(wikitext, s, e, cuts)
-        elif kind == "ts":
-            stack.append(["b", end - 2, not stack, False])
-        elif kind == "te":
-            if stack and stack[-1][0] == "b":
+        elif c == "{":  # "{|"
+            if _line_start(wikitext, start):
+                stack.append(["b", start, not stack, False])
+        elif c == "|":  # "|" before "}"
+            if stack and stack[-1][0] == "b" and _line_start(wikitext, start):
                 _, s, drop, _ = stack.pop()
+                eaten = start + 1
                 if drop:  # top level: numbered, to be parsed back in a timeline section
-                    _cut(cuts, s, end, "{{%s|%d}}" % (MARK, len(tables)))
-                    tables.append(wikitext[s:end])
-            else:
-                pos = end - 1  # "|}" is no table end here ("|}}" closing a template): read the "}" again
-        elif kind == "cm":
-            close = wikitext.find("-->", end)
+                    _cut(cuts, s, start + 2, "{{%s|%d}}" % (MARK, len(tables)))
+                    tables.append(wikitext[s:start + 2])
+        elif tok == "<!--":
+            close = wikitext.find("-->", start + 4)
             if close < 0:
                 return None
-            pos = close + 3
-        else:  # lit: an element whose content is text
+            skip_to = close + 3
+        else:  # an element whose content is text
             lo = _LIT_OPEN.match(wikitext, start)
             if lo is None:
                 return None
             if lo.group(2):  # <nowiki/>
-                pos = lo.end()
                 continue
             closer = re.compile(rf"</{re.escape(lo.group(1))}\s*>", re.I).search(wikitext, lo.end())
             if closer is None:
                 return None
-            pos = closer.end()
+            skip_to = closer.end()
     if stack:
         return None
     if not cuts:
@@ -208,10 +208,20 @@ def prune(wikitext: str) -> Pruned | None:
     return Pruned("".join(out), tuple(tables))
 
 
+def _line_start(wikitext: str, at: int) -> bool:
+    """True when only spaces stand between the start of the line and ``at`` (the C tokenizer's
+    condition for a table mark)."""
+    ls = wikitext.rfind("\n", 0, at) + 1
+    return ls == at or wikitext[ls:at].isspace()
+
+
 def _cut(cuts: list[tuple[int, int, str]], start: int, end: int, rep: str) -> None:
-    """Record a replacement of ``[start, end)``, dropping the ones nested in it."""
+    """Record a replacement of ``[start, end)``, dropping the ones nested in it; placeholders
+    that touch become one."""
     while cuts and cuts[-1][0] >= start:
         cuts.pop()
+    if rep == PLACEHOLDER and cuts and cuts[-1][1] == start and cuts[-1][2] == PLACEHOLDER:
+        start = cuts.pop()[0]
     cuts.append((start, end, rep))
 
 

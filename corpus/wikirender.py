@@ -33,34 +33,38 @@ _SPACES = str.maketrans({
     "\u200b": "", "\u200e": "", "\u200f": "", "\u00ad": "", "\t": " ", "\r": "",
 })
 
+# (pattern, replacement, substrings one of which a match needs: the substitution is skipped,
+# at no cost to the result, when the text holds none of them)
 _RESIDUAL = [
-    (re.compile(r"<ref[^>/]*/>", re.I), ""),
-    (re.compile(r"<ref[^>]*>.*?</ref\s*>", re.I | re.S), ""),
-    (re.compile(r"</?ref[^>]*>", re.I), ""),
-    (re.compile(r"\{\{[^{}]*\}\}"), ""),
-    (re.compile(r"\{\{|\}\}|\[\[|\]\]"), ""),
-    (re.compile(r"'{2,}"), ""),
-    (re.compile(r"__[A-Z]+__"), ""),
+    (re.compile(r"<ref[^>/]*/>", re.I), "", ("<",)),
+    (re.compile(r"<ref[^>]*>.*?</ref\s*>", re.I | re.S), "", ("<",)),
+    (re.compile(r"</?ref[^>]*>", re.I), "", ("<",)),
+    (re.compile(r"\{\{[^{}]*\}\}"), "", ("{{",)),
+    (re.compile(r"\{\{|\}\}|\[\[|\]\]"), "", ("{{", "}}", "[[", "]]")),
+    (re.compile(r"'{2,}"), "", ("''",)),
+    (re.compile(r"__[A-Z]+__"), "", ("__",)),
 ]
 _TIDY = [
-    (re.compile(r" {2,}"), " "),
-    (re.compile(r"\(\s*[,;:.]?\s*\)"), ""),          # parentheses emptied by removed templates
-    (re.compile(r"\(\s*[,;]\s*"), "("),
-    (re.compile(r"\s*[,;]\s*\)"), ")"),
-    (re.compile(r"([(\[]) +"), r"\1"),
-    (re.compile(r" +([,.;:!?)\]])"), r"\1"),
-    (re.compile(r",(\s*,)+"), ","),
-    (re.compile(r" {2,}"), " "),
+    (re.compile(r" {2,}"), " ", ("  ",)),
+    (re.compile(r"\(\s*[,;:.]?\s*\)"), "", ("(",)),          # parentheses emptied by removed templates
+    (re.compile(r"\(\s*[,;]\s*"), "(", ("(",)),
+    (re.compile(r"\s*[,;]\s*\)"), ")", (")",)),
+    (re.compile(r"([(\[]) +"), r"\1", ("( ", "[ ")),
+    (re.compile(r" +([,.;:!?)\]])"), r"\1", (" ",)),
+    (re.compile(r",(\s*,)+"), ",", (",",)),
+    (re.compile(r" {2,}"), " ", ("  ",)),
 ]
 _TABLE_LINE = re.compile(r"^\s*(\{\||\|\}|\|-|\|\+)")
 
 
 def _tidy(s: str) -> str:
     s = s.translate(_SPACES)
-    for rx, rep in _RESIDUAL:
-        s = rx.sub(rep, s)
-    for rx, rep in _TIDY:
-        s = rx.sub(rep, s)
+    for rx, rep, needs in _RESIDUAL:
+        if any(x in s for x in needs):
+            s = rx.sub(rep, s)
+    for rx, rep, needs in _TIDY:
+        if any(x in s for x in needs):
+            s = rx.sub(rep, s)
     return s.strip()
 
 
