@@ -6,7 +6,10 @@ with its index into a temporary folder (never into the repository). The output s
 
 1. Reader + converter, every article of the enlarged dump, the same number of worker processes:
    - causalkg through the index (``corpus.dump.run_units`` + ``corpus.wikitext.convert_wikitext``:
-     text, sections with spans, infobox, categories, headings, timelines);
+     text, sections with spans, infobox, categories, headings, timelines), twice: with the units
+     ``build_documents`` makes for a dump of fewer than 64 streams, as this one (each stream's
+     pages in 4 slices, so each stream is decompressed 4 times), and with one unit per stream,
+     as for a full dump (thousands of streams);
    - causalkg reading sequentially (no index: one process decompresses, the pool converts);
    - plain mwparserfromhell ``parse(text).strip_code()`` on our reader (the naive converter);
    - WikiExtractor (pip ``wikiextractor``, AGPL: run as a separate process, never imported),
@@ -108,8 +111,8 @@ def _articles(index: Path, dump: Path) -> tuple[int, int]:
 
 
 def _stream_units(index: Path, slices: int = 4) -> list[d.Unit]:
-    # as build_documents does on a dump of few streams: each stream's pages in slices, so that
-    # the two workers share the big streams
+    # slices=4: as build_documents does on a dump of few streams: each stream's pages in slices,
+    # so that the two workers share the big streams; slices=1: as on a dump of 64 streams or more
     return [d.Unit(f"u{o}-{k}", offsets=((o, frozenset()),), part=(k, slices))
             for o in d.scan_index(index, ()).offsets for k in range(slices)]
 
@@ -172,7 +175,9 @@ def main() -> None:
             table.add(name, n, s, baseline=baseline, **{"MB/s": mb / s if s else 0.0, "CPU s": cpu,
                                                        "MB per CPU s": mb / cpu if cpu else 0.0})
 
-        row("causalkg, index (full document fields)", *_run(dump, _stream_units(index), ConvertAll("causalkg"), workers))
+        row("causalkg, index, 4 slices per stream (full document fields)",
+            *_run(dump, _stream_units(index), ConvertAll("causalkg"), workers))
+        row("causalkg, index, one unit per stream", *_run(dump, _stream_units(index, 1), ConvertAll("causalkg"), workers))
         row("causalkg, sequential (no index)", *_run(dump, _sequential_units(dump), ConvertAll("causalkg"), workers))
         row("mwparserfromhell strip_code(), our reader",
             *_run(dump, _stream_units(index), ConvertAll("strip_code"), workers))

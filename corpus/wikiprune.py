@@ -26,6 +26,7 @@ pages both ways (``ConvertOptions.prune_first``).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass
 
@@ -62,6 +63,7 @@ _LIT_OPEN = re.compile(r"<([A-Za-z]+)(?:\s[^<>]*?)?\s*(/?)>")
 _INFOBOX = re.compile(r"[Ii][Nn][Ff][Oo][Bb][Oo][Xx]")  # as _name lower-cases it
 
 
+@functools.lru_cache(maxsize=4096)
 def _keeps(name: str) -> bool:
     """True when the renderer writes something for a template of this (raw) name, or the
     converter reads it (the page's date order)."""

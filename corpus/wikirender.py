@@ -33,38 +33,57 @@ _SPACES = str.maketrans({
     "\u200b": "", "\u200e": "", "\u200f": "", "\u00ad": "", "\t": " ", "\r": "",
 })
 
-# (pattern, replacement, substrings one of which a match needs: the substitution is skipped,
-# at no cost to the result, when the text holds none of them)
-_RESIDUAL = [
-    (re.compile(r"<ref[^>/]*/>", re.I), "", ("<",)),
-    (re.compile(r"<ref[^>]*>.*?</ref\s*>", re.I | re.S), "", ("<",)),
-    (re.compile(r"</?ref[^>]*>", re.I), "", ("<",)),
-    (re.compile(r"\{\{[^{}]*\}\}"), "", ("{{",)),
-    (re.compile(r"\{\{|\}\}|\[\[|\]\]"), "", ("{{", "}}", "[[", "]]")),
-    (re.compile(r"'{2,}"), "", ("''",)),
-    (re.compile(r"__[A-Z]+__"), "", ("__",)),
-]
-_TIDY = [
-    (re.compile(r" {2,}"), " ", ("  ",)),
-    (re.compile(r"\(\s*[,;:.]?\s*\)"), "", ("(",)),          # parentheses emptied by removed templates
-    (re.compile(r"\(\s*[,;]\s*"), "(", ("(",)),
-    (re.compile(r"\s*[,;]\s*\)"), ")", (")",)),
-    (re.compile(r"([(\[]) +"), r"\1", ("( ", "[ ")),
-    (re.compile(r" +([,.;:!?)\]])"), r"\1", (" ",)),
-    (re.compile(r",(\s*,)+"), ",", (",",)),
-    (re.compile(r" {2,}"), " ", ("  ",)),
-]
+_REF_SELF = re.compile(r"<ref[^>/]*/>", re.I)
+_REF_ELEMENT = re.compile(r"<ref[^>]*>.*?</ref\s*>", re.I | re.S)
+_REF_TAG = re.compile(r"</?ref[^>]*>", re.I)
+_INNER_TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
+_BRACKETS = re.compile(r"\{\{|\}\}|\[\[|\]\]")
+_QUOTES = re.compile(r"'{2,}")
+_MAGIC = re.compile(r"__[A-Z]+__")
+_SPACE_RUN = re.compile(r" {2,}")
+_EMPTY_PARENS = re.compile(r"\(\s*[,;:.]?\s*\)")  # parentheses emptied by removed templates
+_PAREN_OPEN_SEP = re.compile(r"\(\s*[,;]\s*")
+_PAREN_CLOSE_SEP = re.compile(r"\s*[,;]\s*\)")
+_OPEN_SPACE = re.compile(r"([(\[]) +")
+_SPACE_PUNCT = re.compile(r" +([,.;:!?)\]])")
+_COMMA_RUN = re.compile(r",(\s*,)+")
+
+
 _TABLE_LINE = re.compile(r"^\s*(\{\||\|\}|\|-|\|\+)")
 
 
 def _tidy(s: str) -> str:
+    """Plain-text clean-up of rendered wikitext: odd spaces, residual markup (refs, templates and
+    brackets the parser left as text, quote marks, magic words), then spacing around
+    punctuation. Each substitution runs only when the text holds what a match needs."""
     s = s.translate(_SPACES)
-    for rx, rep, needs in _RESIDUAL:
-        if any(x in s for x in needs):
-            s = rx.sub(rep, s)
-    for rx, rep, needs in _TIDY:
-        if any(x in s for x in needs):
-            s = rx.sub(rep, s)
+    if "<" in s:
+        s = _REF_SELF.sub("", s)
+        s = _REF_ELEMENT.sub("", s)
+        s = _REF_TAG.sub("", s)
+    if "{{" in s:
+        s = _INNER_TEMPLATE.sub("", s)
+    if "{{" in s or "}}" in s or "[[" in s or "]]" in s:
+        s = _BRACKETS.sub("", s)
+    if "''" in s:
+        s = _QUOTES.sub("", s)
+    if "__" in s:
+        s = _MAGIC.sub("", s)
+    if "  " in s:
+        s = _SPACE_RUN.sub(" ", s)
+    if "(" in s:
+        s = _EMPTY_PARENS.sub("", s)
+        if "(" in s:
+            s = _PAREN_OPEN_SEP.sub("(", s)
+    if ")" in s:
+        s = _PAREN_CLOSE_SEP.sub(")", s)
+    if "( " in s or "[ " in s:
+        s = _OPEN_SPACE.sub(r"\1", s)
+    s = _SPACE_PUNCT.sub(r"\1", s)
+    if "," in s:
+        s = _COMMA_RUN.sub(",", s)
+    if "  " in s:
+        s = _SPACE_RUN.sub(" ", s)
     return s.strip()
 
 
