@@ -43,8 +43,11 @@ _LITERAL_NAMES = "|".join(sorted(PARSER_BLACKLIST, key=len, reverse=True))
 # line-start condition of table marks is checked apart. "|" is a token only before "}" (a
 # possible table end), and only the "|" is taken, so that "|}}" still shows its "}}".
 _TOKEN = re.compile(
-    r"\{\{+|\}\}+|\[\[+|\]\]+|\{\||\|(?=\})|<(?:!--|(?i:" + _LITERAL_NAMES + r")(?=[\s/>]))"
+    r"\{\{+|\}\}+|\[\[+|\]\]+|\{\||\|(?=\})|<(?:!--|(?i:ref)(?=[\s>/])|(?i:" + _LITERAL_NAMES + r")(?=[\s/>]))"
 )
+# a <ref> element (as strip_refs_and_comments removes them from pages without literal elements)
+_REF_ELEMENT = re.compile(r"<ref(?=[\s>/])[^>]*?(?:/>|>.*?</ref\s*>)", re.S | re.I)
+_LITERAL_OPEN = re.compile(r"<(?:" + _LITERAL_NAMES + r")(?=[\s/>])|<!--", re.I)
 # a template name the tokenizer accepts: no brackets or tags, comments anywhere, no text after a
 # newline; and one that starts with text and holds a template ({{formatnum:{{Inflation|...}}}})
 _CMT = r"<!--(?s:.*?)-->"
@@ -152,6 +155,13 @@ def prune(wikitext: str) -> Pruned | None:
         elif c == "[":
             if len(tok) != 2:
                 return None
+            pl = _PLAIN_LINK.match(wikitext, start)
+            if pl is not None and wikitext[pl.end():pl.end() + 1] != "]":
+                # a link with nothing inside to follow: no frame needed
+                if not stack:
+                    _plain_link(pl, wikitext, cuts)
+                skip_to = pl.end()
+                continue
             lt = _LINK_TITLE.match(wikitext, start)
             if lt is None:
                 return None  # a title the tokenizer rejects ("[[" stays text): not worth following
@@ -170,7 +180,9 @@ def prune(wikitext: str) -> Pruned | None:
                 if drop and run % 2 == 0:  # "]]]": the parser may end the link one later
                     _cut(cuts, s, e, PLACEHOLDER)
                 elif not drop and not stack and run == 2:
-                    _plain_link(wikitext, s, e, cuts)
+                    pl = _PLAIN_LINK.fullmatch(wikitext, s, e)
+                    if pl is not None:
+                        _plain_link(pl, wikitext, cuts)
         elif c == "{":  # "{|"
             if _line_start(wikitext, start):
                 stack.append(["b", start, not stack, False])
@@ -186,6 +198,17 @@ def prune(wikitext: str) -> Pruned | None:
             if close < 0:
                 return None
             skip_to = close + 3
+        elif tok[1] in "rR":  # <ref
+            rm = _REF_ELEMENT.match(wikitext, start)
+            if rm is None:
+                continue  # left to the parser, and the scan goes on inside
+            body = rm.group()
+            if (_LITERAL_OPEN.search(body) or body.count("{{") != body.count("}}")
+                    or body.count("[[") != body.count("]]") or "<ref" in body[4:].lower()):
+                continue  # the parser may end it elsewhere
+            if not frozen:
+                _cut(cuts, start, rm.end(), PLACEHOLDER)
+            skip_to = rm.end()
         else:  # an element whose content is text
             lo = _LIT_OPEN.match(wikitext, start)
             if lo is None:
@@ -227,13 +250,12 @@ def _cut(cuts: list[tuple[int, int, str]], start: int, end: int, rep: str) -> No
     cuts.append((start, end, rep))
 
 
-def _plain_link(wikitext: str, start: int, end: int, cuts: list[tuple[int, int, str]]) -> None:
-    """A top-level ``[[title]]`` / ``[[title|text]]`` becomes the text it renders to, when neither
-    part holds anything the parser treats specially (markup, entities, a namespace, list or
-    table marks) and its neighbours cannot join it into something else (a free URL's ``:``/``/``)."""
-    m = _PLAIN_LINK.fullmatch(wikitext, start, end)
-    if m is None:
-        return
+def _plain_link(m: re.Match, wikitext: str, cuts: list[tuple[int, int, str]]) -> None:
+    """A top-level ``[[title]]`` / ``[[title|text]]`` (``m``, a ``_PLAIN_LINK`` match) becomes the
+    text it renders to, when neither part holds anything the parser treats specially (markup,
+    entities, a namespace, list or table marks) and its neighbours cannot join it into something
+    else (a free URL's ``:``/``/``)."""
+    start, end = m.span()
     text = m.group(2) if m.group(2) is not None else m.group(1)
     if not text.strip() or text[0] in " -" or text[-1] == " ":
         return

@@ -133,6 +133,10 @@ def test_literal_elements_and_comments_are_skipped():
     p = prune(src)
     assert p.text == src.replace("{{cite|x}}", PLACEHOLDER).replace("{{sfn|y}}", PLACEHOLDER)
     assert prune("<timeline>\nbar:x text:[[a|b]]\n</timeline>").text == "<timeline>\nbar:x text:[[a|b]]\n</timeline>"
+    # on such pages refs are still in the text: each goes as a whole, unless its end is in doubt
+    p = prune("<math>x</math> a<ref name=x>{{cite|y}} [[b]]</ref> b<ref name=x/> c<ref>{{cite|t=a</ref>b}}</ref>")
+    assert p.text == f"<math>x</math> a{PLACEHOLDER} b{PLACEHOLDER} c<ref>{PLACEHOLDER}</ref>"
+    same("<math>x</math> a<ref name=x>{{cite|y}}</ref> b<ref name=x/> c<ref>{{cite|t=a</ref>b}}</ref> d")
     # a comment inside a template name (kept on pages with literal elements) is part of the name
     assert prune("{{multiple image\n<!-- layout -->\n| align = right}}").text == PLACEHOLDER
 
