@@ -227,7 +227,10 @@ def prune(wikitext: str) -> Pruned | None:
     at = 0
     for s, e, rep in cuts:
         out.append(wikitext[at:s])
-        out.append(rep)
+        # a placeholder alone on its line goes entirely: the line stays, empty (no construct of
+        # the parser depends on a line being empty or holding a template that renders nothing)
+        if rep != PLACEHOLDER or not ((s == 0 or wikitext[s - 1] == "\n") and (e == n or wikitext[e] == "\n")):
+            out.append(rep)
         at = e
     out.append(wikitext[at:n])
     return Pruned("".join(out), tuple(tables))

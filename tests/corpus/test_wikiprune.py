@@ -95,7 +95,9 @@ def test_what_is_cut_and_what_is_kept():
     assert p.text == f"a\n{{{{{MARK}|0}}}}\nb {PLACEHOLDER}\n  {{{{{MARK}|1}}}}\n"
     assert p.tables == ("{| class=wikitable\n| 1 || {{cite|x}}\n|}", "{|\n|d\n |}")
     # "|}}" at a line start inside a template is a parameter and the template's end, not a table end
-    assert prune("{{Navbox\n|list1=x\n|}}\nafter").text == f"{PLACEHOLDER}\nafter"
+    assert prune("x {{Navbox\n|list1=x\n|}}\nafter").text == f"x {PLACEHOLDER}\nafter"
+    # a placeholder alone on its line goes, the line stays
+    assert prune("a\n{{Main|B}}\n{{See also|C}}\n* b\n{{Navbox|x}}").text == "a\n\n\n* b\n"
 
 
 def test_plain_links_become_their_text():
@@ -138,7 +140,7 @@ def test_literal_elements_and_comments_are_skipped():
     assert p.text == f"<math>x</math> a{PLACEHOLDER} b{PLACEHOLDER} c<ref>{PLACEHOLDER}</ref>"
     same("<math>x</math> a<ref name=x>{{cite|y}}</ref> b<ref name=x/> c<ref>{{cite|t=a</ref>b}}</ref> d")
     # a comment inside a template name (kept on pages with literal elements) is part of the name
-    assert prune("{{multiple image\n<!-- layout -->\n| align = right}}").text == PLACEHOLDER
+    assert prune("x {{multiple image\n<!-- layout -->\n| align = right}}").text == f"x {PLACEHOLDER}"
 
 
 def test_invented_edge_cases_convert_the_same():
