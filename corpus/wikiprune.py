@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from mwparserfromhell.definitions import PARSER_BLACKLIST
 from mwparserfromhell.nodes import Template
 
-from causalkg.corpus.wikirender import _TEMPLATES
+from causalkg.corpus.wikirender import _LI, _TEMPLATES
 
 MARK = "\ue001"  # the placeholder template's name (a private-use character; a page holding it is not pruned)
 PLACEHOLDER = "{{" + MARK + "}}"
@@ -43,10 +43,11 @@ _LITERAL_NAMES = "|".join(sorted(PARSER_BLACKLIST, key=len, reverse=True))
 # line-start condition of table marks is checked apart. "|" is a token only before "}" (a
 # possible table end), and only the "|" is taken, so that "|}}" still shows its "}}".
 _TOKEN = re.compile(
-    r"\{\{+|\}\}+|\[\[+|\]\]+|\{\||\|(?=\})|<(?:!--|(?i:ref)(?=[\s>/])|(?i:" + _LITERAL_NAMES + r")(?=[\s/>]))"
+    r"\{\{+|\}\}+|\[\[+|\]\]+|\{\||\|(?=\})|\n[*#:;]+|<(?:!--|(?i:ref)(?=[\s>/])|(?i:" + _LITERAL_NAMES + r")(?=[\s/>]))"
 )
 # a <ref> element (as strip_refs_and_comments removes them from pages without literal elements)
 _REF_ELEMENT = re.compile(r"<ref(?=[\s>/])[^>]*?(?:/>|>.*?</ref\s*>)", re.S | re.I)
+_LIST_MARKS = re.compile(r"[*#:;]+")
 _LITERAL_OPEN = re.compile(r"<(?:" + _LITERAL_NAMES + r")(?=[\s/>])|<!--", re.I)
 # a template name the tokenizer accepts: no brackets or tags, comments anywhere, no text after a
 # newline; and one that starts with text and holds a template ({{formatnum:{{Inflation|...}}}})
@@ -112,13 +113,21 @@ def prune(wikitext: str) -> Pruned | None:
     skip_to = 0  # the end of the comment or literal element the scan is in
     eaten = -1  # the "}" of a table end "|}", not part of the "}}" that may follow it
     n = len(wikitext)
+    lm = _LIST_MARKS.match(wikitext)
+    if lm is not None and ";" not in lm.group():
+        cuts.append((0, lm.end(), _LI * lm.end()))
     for m in _TOKEN.finditer(wikitext):
         start = m.start()
         if start < skip_to:
             continue
         tok = m.group()
         c = tok[0]
-        if c == "{" and tok[1] == "{":
+        if c == "\n":
+            # list marks at a line start: the parser makes a tag of each, which the renderer
+            # writes as _LI; written as _LI here. Not a ";" line (its ":" is a mark too).
+            if not frozen and ";" not in tok:
+                cuts.append((start + 1, m.end(), _LI * (len(tok) - 1)))
+        elif c == "{" and tok[1] == "{":
             if len(tok) != 2:
                 return None  # {{{argument}}} or a run of braces: left to the parser
             nm = _TPL_NAME.match(wikitext, start)

@@ -97,7 +97,16 @@ def test_what_is_cut_and_what_is_kept():
     # "|}}" at a line start inside a template is a parameter and the template's end, not a table end
     assert prune("x {{Navbox\n|list1=x\n|}}\nafter").text == f"x {PLACEHOLDER}\nafter"
     # a placeholder alone on its line goes, the line stays
-    assert prune("a\n{{Main|B}}\n{{See also|C}}\n* b\n{{Navbox|x}}").text == "a\n\n\n* b\n"
+    assert prune("a\n{{Main|B}}\n{{See also|C}}\nb\n{{Navbox|x}}").text == "a\n\n\nb\n"
+
+
+def test_list_marks_become_the_renderers_item_mark():
+    # invented snippets: each mark at a line start is a tag the renderer writes as _LI
+    from causalkg.corpus.wikirender import _LI
+
+    p = prune("* a\n** b\n#: c\n; d : e\nf * g")
+    assert p.text == f"{_LI} a\n{_LI * 2} b\n{_LI * 2} c\n; d : e\nf * g"  # a ";" line is left to the parser
+    same("* a\n** b\n#: c\n; d : e\nf * g\n{{Infobox x|list=\n* one\n* two}}\n<nowiki>\n* h</nowiki>")
 
 
 def test_plain_links_become_their_text():
