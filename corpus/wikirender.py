@@ -32,6 +32,7 @@ _SPACES = str.maketrans({
     "\xa0": " ", "\u2002": " ", "\u2003": " ", "\u2009": " ", "\u200a": " ", "\u202f": " ",
     "\u200b": "", "\u200e": "", "\u200f": "", "\u00ad": "", "\t": " ", "\r": "",
 })
+_ODD_SPACE = re.compile("[" + "".join(chr(c) for c in _SPACES) + "]")  # translate() is slow on non-ASCII text
 
 _REF_SELF = re.compile(r"<ref[^>/]*/>", re.I)
 _REF_ELEMENT = re.compile(r"<ref[^>]*>.*?</ref\s*>", re.I | re.S)
@@ -56,7 +57,8 @@ def _tidy(s: str) -> str:
     """Plain-text clean-up of rendered wikitext: odd spaces, residual markup (refs, templates and
     brackets the parser left as text, quote marks, magic words), then spacing around
     punctuation. Each substitution runs only when the text holds what a match needs."""
-    s = s.translate(_SPACES)
+    if _ODD_SPACE.search(s):
+        s = s.translate(_SPACES)
     if "<" in s:
         s = _REF_SELF.sub("", s)
         s = _REF_ELEMENT.sub("", s)

@@ -113,6 +113,9 @@ def _date_order(code: Wikicode) -> bool:
     return False
 
 
+_INFOBOX_ANYCASE = re.compile(r"[Ii][Nn][Ff][Oo][Bb][Oo][Xx]")
+
+
 def _first_infobox(code: Wikicode) -> Template | None:
     for tpl in code.ifilter_templates(recursive=True):
         if _name(tpl.name).startswith("infobox"):
@@ -349,7 +352,8 @@ def convert_wikitext(wikitext: str, *, title: str = "", options: ConvertOptions 
                     timelines.append({"heading": heading, "items": items})
 
     text = "\n\n".join(parts)
-    tpl = _first_infobox(code)
+    # (no walk of the tree when no template name can hold "infobox")
+    tpl = _first_infobox(code) if _INFOBOX_ANYCASE.search(pruned.text if pruned else wikitext) else None
     return {
         "text": text,
         "first_section": first_section,
