@@ -71,9 +71,10 @@ class ConvertOptions:
     # drops both anyway, and mwparserfromhell spends a fifth of its time building their nodes
     # (citation templates). False parses them like everything else (the reference path).
     strip_refs_first: bool = True
-    # Replace the templates, tables and File links whose output is empty by a placeholder, and
-    # plain links by their text, before parsing (``corpus.wikiprune``): same output, a several
-    # times smaller tree. False parses the page as it is (the reference path).
+    # Replace what renders to nothing (most templates, tables, File links, refs) by a placeholder,
+    # plain links by their text and list marks by the item mark, before parsing
+    # (``corpus.wikiprune``): the same fields from a tree a few times smaller, about 6 times less
+    # CPU. False parses the page as it is (the reference path).
     prune_first: bool = True
 
 
