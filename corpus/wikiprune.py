@@ -6,7 +6,8 @@ output is empty: citation templates, navboxes, hatnotes, maintenance tags, table
 refs. ``prune`` replaces each such construct (with everything nested in it) by a tiny template
 (``PLACEHOLDER``, whose name is a private-use character) that renders to nothing as they do and
 keeps the parser's context around it (a list item stays a list item, a line start stays one);
-a placeholder alone on its line goes entirely. It also writes what the renderer would write for
+a placeholder alone on its line goes entirely, and so does one at the top level between a word
+and a space or line end (not after a URL, not in a heading: ``_joins``). It also writes what the renderer would write for
 the simplest nodes: plain wikilinks (``[[A|b]]``, ``[[b]]``) outside templates become their text,
 list marks at a line start (``*``, ``#``, ``:``) become the renderer's item mark. The parser
 reads a text about half the size with a few times fewer nodes, and the fields come out the same.
@@ -42,8 +43,11 @@ from mwparserfromhell.nodes import Template
 
 from causalkg.corpus.wikirender import _LI, _TEMPLATES
 
+_TOP = "\x00top"  # a placeholder cut at the top level (written as PLACEHOLDER, or dropped: see prune)
+_JOINS_AFTER = frozenset(".,;)\"'")
 MARK = "\ue001"  # the placeholder template's name (a private-use character; a page holding it is not pruned)
 PLACEHOLDER = "{{" + MARK + "}}"
+_PLACEHOLDERS = (PLACEHOLDER, _TOP)
 
 _LITERAL_NAMES = "|".join(sorted(PARSER_BLACKLIST, key=len, reverse=True))
 # Every token starts with one of { } [ ] | < (so the regex engine skips other text fast); the
@@ -167,7 +171,7 @@ def prune(wikitext: str) -> Pruned | None:
                 if drop and not frozen:
                     i = bisect.bisect_left(infobox_at, s)
                     if i >= len(infobox_at) or infobox_at[i] >= e:  # unless it holds an infobox
-                        _cut(cuts, s, e, PLACEHOLDER)
+                        _cut(cuts, s, e, PLACEHOLDER if stack else _TOP)
         elif c == "[":
             if len(tok) != 2:
                 return None
@@ -194,7 +198,7 @@ def prune(wikitext: str) -> Pruned | None:
                 if frozen:
                     continue
                 if drop and run % 2 == 0:  # "]]]": the parser may end the link one later
-                    _cut(cuts, s, e, PLACEHOLDER)
+                    _cut(cuts, s, e, PLACEHOLDER if stack else _TOP)
                 elif not drop and not stack and run == 2:
                     pl = _PLAIN_LINK.fullmatch(wikitext, s, e)
                     if pl is not None:
@@ -223,7 +227,7 @@ def prune(wikitext: str) -> Pruned | None:
                     or body.count("[[") != body.count("]]") or "<ref" in body[4:].lower()):
                 continue  # the parser may end it elsewhere
             if not frozen:
-                _cut(cuts, start, rm.end(), PLACEHOLDER)
+                _cut(cuts, start, rm.end(), PLACEHOLDER if stack else _TOP)
             skip_to = rm.end()
         else:  # an element whose content is text
             lo = _LIT_OPEN.match(wikitext, start)
@@ -243,10 +247,17 @@ def prune(wikitext: str) -> Pruned | None:
     at = 0
     for s, e, rep in cuts:
         out.append(wikitext[at:s])
-        # a placeholder alone on its line goes entirely: the line stays, empty (no construct of
-        # the parser depends on a line being empty or holding a template that renders nothing)
-        if rep != PLACEHOLDER or not ((s == 0 or wikitext[s - 1] == "\n") and (e == n or wikitext[e] == "\n")):
-            out.append(rep)
+        if rep == PLACEHOLDER or rep == _TOP:
+            line_end = e == n or wikitext[e] == "\n"
+            if (s == 0 or wikitext[s - 1] == "\n") and line_end:
+                # alone on its line: the line stays, empty (no construct of the parser depends on a
+                # line being empty or holding a template that renders nothing)
+                rep = ""
+            elif rep == _TOP and at < s and (line_end or wikitext[e] == " ") and _joins(wikitext, s):
+                rep = ""
+            else:
+                rep = PLACEHOLDER
+        out.append(rep)
         at = e
     out.append(wikitext[at:n])
     return Pruned("".join(out), tuple(tables))
@@ -264,9 +275,25 @@ def _cut(cuts: list[tuple[int, int, str]], start: int, end: int, rep: str) -> No
     that touch become one."""
     while cuts and cuts[-1][0] >= start:
         cuts.pop()
-    if rep == PLACEHOLDER and cuts and cuts[-1][1] == start and cuts[-1][2] == PLACEHOLDER:
-        start = cuts.pop()[0]
+    if rep in _PLACEHOLDERS and cuts and cuts[-1][1] == start and cuts[-1][2] in _PLACEHOLDERS:
+        before = cuts.pop()
+        start = before[0]
+        rep = _TOP if rep == _TOP and before[2] == _TOP else PLACEHOLDER
     cuts.append((start, end, rep))
+
+
+def _joins(wikitext: str, at: int) -> bool:
+    """True when a top-level placeholder at ``at``, followed by a space or a line end, can go:
+    the word before it ends in a letter, digit or closing punctuation, is not part of a URL
+    (whose trailing punctuation the parser treats differently), and the line is no heading."""
+    p = wikitext[at - 1]
+    if not (p.isalnum() or p in _JOINS_AFTER):
+        return False
+    ls = wikitext.rfind("\n", 0, at) + 1
+    if wikitext.startswith("=", ls):
+        return False
+    ws = max(wikitext.rfind(" ", ls, at), wikitext.rfind("\t", ls, at))
+    return ":" not in wikitext[max(ws + 1, ls):at]
 
 
 def _plain_link(m: re.Match, wikitext: str, cuts: list[tuple[int, int, str]]) -> None:
