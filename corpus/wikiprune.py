@@ -58,6 +58,8 @@ _TOKEN = re.compile(
 )
 # a <ref> element (as strip_refs_and_comments removes them from pages without literal elements)
 _REF_ELEMENT = re.compile(r"<ref(?=[\s>/])[^>]*?(?:/>|>.*?</ref\s*>)", re.S | re.I)
+_NOT_BEFORE = frozenset("<&:/=[{|")
+_NOT_AFTER = frozenset(">;:/]}|")
 _LIST_MARKS = re.compile(r"[*#:;]+")
 _LITERAL_OPEN = re.compile(r"<(?:" + _LITERAL_NAMES + r")(?=[\s/>])|<!--", re.I)
 # a template name the tokenizer accepts: no brackets or tags, comments anywhere, no text after a
@@ -300,11 +302,19 @@ def _plain_link(m: re.Match, wikitext: str, cuts: list[tuple[int, int, str]]) ->
     """A top-level ``[[title]]`` / ``[[title|text]]`` (``m``, a ``_PLAIN_LINK`` match) becomes the
     text it renders to, when neither part holds anything the parser treats specially (markup,
     entities, a namespace, list or table marks) and its neighbours cannot join it into something
-    else (a free URL's ``:``/``/``)."""
+    else: a free URL that would run on through it (a ``:`` in the word before or after it), an
+    entity or a tag."""
     start, end = m.span()
     text = m.group(2) if m.group(2) is not None else m.group(1)
     if not text.strip() or text[0] in " -" or text[-1] == " ":
         return
-    if start and wikitext[start - 1] in ":/" or end < len(wikitext) and wikitext[end] in ":/":
+    if start and wikitext[start - 1] in _NOT_BEFORE or end < len(wikitext) and wikitext[end] in _NOT_AFTER:
+        return
+    before = wikitext[max(wikitext.rfind(" ", 0, start), wikitext.rfind("\n", 0, start),
+                          wikitext.rfind("\t", 0, start)) + 1:start]
+    if ":" in before or "&" in before:
+        return
+    ends = [i for i in (wikitext.find(" ", end), wikitext.find("\n", end), wikitext.find("\t", end)) if i >= 0]
+    if ":" in wikitext[end:min(ends) if ends else len(wikitext)]:
         return
     cuts.append((start, end, text))

@@ -121,8 +121,14 @@ def test_plain_links_become_their_text():
     assert prune("the [[Battle of X|battle]] of [[Y]] in [[Z]]s").text == "the battle of Y in Zs"
     # not inside templates, not with markup, namespaces, entities or a URL's ":" or "/" beside them
     for src in ("{{lang|fr|[[Paris]]}}", "[[A|<b>x</b>]]", "[[w:X|x]]", "[[A|b &amp; c]]", "mailto:[[x]]",
-                "[[a]]:b", "[[A|= b]]", "[[A|*b]]"):
+                "[[a]]:b", "[[A|= b]]", "[[A|*b]]", "&[[amp]];", "<[[br]]>", "x [[a]]b://y"):
         assert "[[" in prune(src).text, src
+        same(src)
+    # a free URL runs on through "|" and "=" up to the "[[": as text, the link would join it
+    # (a fragment of a citation whose "{{" is elsewhere, as a broken page can have)
+    src = "painful |url=http://www.usatoday.com/a.htm|agency=[[Associated Press]]|work=USA Today"
+    assert prune(src).text == src
+    same(src)
     assert prune("[[A|b's ''c'']]").text == "b's ''c''"  # quotes are text (skip_style_tags)
 
 
