@@ -251,9 +251,10 @@ def prune(wikitext: str) -> Pruned | None:
         out.append(wikitext[at:s])
         if rep == PLACEHOLDER or rep == _TOP:
             line_end = e == n or wikitext[e] == "\n"
-            if (s == 0 or wikitext[s - 1] == "\n") and line_end:
-                # alone on its line: the line stays, empty (no construct of the parser depends on a
-                # line being empty or holding a template that renders nothing)
+            if (s == 0 or wikitext[s - 1] == "\n") and line_end and not _in_tag(wikitext, s):
+                # alone on its line: the line stays, empty (outside a tag's markup, no construct
+                # of the parser depends on a line being empty or holding a template that renders
+                # nothing; "</ref\n\n>" closes a tag, "</ref\n{{x}}\n>" does not)
                 rep = ""
             elif rep == _TOP and at < s and (line_end or wikitext[e] == " ") and _joins(wikitext, s):
                 rep = ""
@@ -284,15 +285,23 @@ def _cut(cuts: list[tuple[int, int, str]], start: int, end: int, rep: str) -> No
     cuts.append((start, end, rep))
 
 
+def _in_tag(wikitext: str, at: int) -> bool:
+    """True when a "<" before ``at`` has no ">" after it yet: ``at`` may be inside a tag's markup
+    (its name or attributes), where a template is not the same as nothing."""
+    lt = wikitext.rfind("<", 0, at)
+    return lt >= 0 and wikitext.find(">", lt, at) < 0
+
+
 def _joins(wikitext: str, at: int) -> bool:
     """True when a top-level placeholder at ``at``, followed by a space or a line end, can go:
     the word before it ends in a letter, digit or closing punctuation, is not part of a URL
-    (whose trailing punctuation the parser treats differently), and the line is no heading."""
+    (whose trailing punctuation the parser treats differently), the line is no heading, and it is
+    not inside a tag's markup."""
     p = wikitext[at - 1]
     if not (p.isalnum() or p in _JOINS_AFTER):
         return False
     ls = wikitext.rfind("\n", 0, at) + 1
-    if wikitext.startswith("=", ls):
+    if wikitext.startswith("=", ls) or _in_tag(wikitext, at):
         return False
     ws = max(wikitext.rfind(" ", ls, at), wikitext.rfind("\t", ls, at))
     return ":" not in wikitext[max(ws + 1, ls):at]

@@ -103,6 +103,11 @@ def test_what_is_cut_and_what_is_kept():
     assert prune(src).text == (f"A sentence. Next\nsee http://x.com.{PLACEHOLDER} z\n== H{PLACEHOLDER} ==\n"
                                f"{{{{lang|fr|a{PLACEHOLDER} b}}}}\n")
     same(src)
+    # ... nor inside a tag's markup, where a template is not the same as nothing: "</ref\n\n>"
+    # closes the ref, "</ref\n{{Main|x}}\n>" does not (found by mutating a real page)
+    assert prune("<span{{cn}} class=x>a</span> b.{{cn}} c").text == f"<span{PLACEHOLDER} class=x>a</span> b. c"
+    assert PLACEHOLDER in prune("<math>x</math>a<ref name=b>c</ref\n{{Main|x}}\n> d").text
+    same("<math>x</math>a.<ref name=b>http://c.org/d.pdf</ref\n{{Main|x}}\n>\n\ne [[f]]")
     # a placeholder alone on its line goes, the line stays
     assert prune("a\n{{Main|B}}\n{{See also|C}}\nb\n{{Navbox|x}}").text == "a\n\n\nb\n"
 
