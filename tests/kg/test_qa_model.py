@@ -287,3 +287,41 @@ def test_bfloat16_runs_on_pytorch_and_is_float32_without_native_support(tiny_dir
     monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: False)
     assert QAModel(str(tiny_dir), dtype="bfloat16", backend="torch", max_seq_length=64,
                    max_question_tokens=16, doc_stride=16).dtype == "float32"
+
+
+def test_int8_per_channel_runs_on_both_backends_with_spans_close_to_float32(tiny_dir, gold):
+    import onnx
+    import torch
+
+    from causalkg.kg.onnx_runtime import QUANTIZATIONS
+    from causalkg.kg.qa_decode import inference_dtype
+
+    assert inference_dtype("int8-per-channel", "cpu") == "int8-per-channel"
+    assert inference_dtype("int8-per-channel", "cuda:0") == "float32"  # CPU-only, like int8
+    contexts = [r["text"] for r in gold]
+    questions = ["What is the cause?"] * len(contexts)
+    f32 = QAModel(str(tiny_dir), batch_size=4, device="cpu", backend="torch").answer(questions, contexts)
+    ort = QAModel(str(tiny_dir), batch_size=4, device="cpu", backend="onnxruntime", dtype="int8-per-channel")
+    pt = QAModel(str(tiny_dir), batch_size=4, device="cpu", backend="torch", dtype="int8-per-channel")
+    assert (ort.backend, ort.dtype, pt.backend, pt.dtype) == ("onnxruntime", "int8-per-channel", "torch",
+                                                              "int8-per-channel")
+    # ONNX Runtime: a file of its own, stamped with its recipe, one weight scale per output channel.
+    path = tiny_dir / "onnx" / "model.int8-per-channel.onnx"
+    assert ort.model.path == path
+    assert json.loads((tiny_dir / "onnx" / "model.int8-per-channel.onnx.json").read_text())["options"] == \
+        QUANTIZATIONS["int8-per-channel"]
+    graph = onnx.load(str(path)).graph
+    quantized = [n for n in graph.node if n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")]
+    assert quantized
+    scales = {i.name: list(i.dims) for i in graph.initializer if i.name.endswith("_scale")}
+    assert any(len(d) == 1 and d[0] > 1 for d in scales.values())  # a vector of scales, not one
+    # PyTorch: every linear layer quantized per output channel.
+    qlinear = [m for m in pt.model.modules() if hasattr(m, "weight") and callable(m.weight)
+               and type(m) is not torch.nn.Linear]
+    assert qlinear and all(m.weight().qscheme() == torch.per_channel_affine for m in qlinear)
+    for model in (ort, pt):
+        got = model.answer(questions, contexts)
+        for ans, ctx in zip(got, contexts):
+            assert ans is None or ctx[ans.start : ans.end] == ans.text
+        same = sum((a.start, a.end) == (b.start, b.end) if a and b else a is b for a, b in zip(f32, got))
+        assert same >= 0.75 * len(contexts)
