@@ -10,10 +10,9 @@ and decodes answer spans from the start/end logits itself:
 - features are padded to a fixed *bucket* length (their own length rounded up to a multiple of
   ``PAD_MULTIPLE`` tokens, ``PAD_MULTIPLE_ONNX`` on ONNX Runtime) and batched only with features
   of the same bucket, so a batch of short sentences costs what short sentences cost, and a
-  feature's logits do not depend on what
-  else is in its batch: the forward pass a feature goes through has the same length whatever
-  the shard or batch size (padding to the longest feature of a batch, as before, changed scores
-  in the 6th decimal with the batch's composition);
+  feature's logits do not depend on what else is in its batch: the forward pass a feature goes
+  through has the same length whatever the shard or batch size (padding to the longest feature
+  of a batch, as before, changed scores in the 6th decimal with the batch's composition);
 - in each window the best span is the argmax of start + end logits over context tokens with
   ``0 <= end - start < max_answer_tokens``; the *null score* is the logit sum at the first
   token (SQuAD 2.0). Over the windows of one pair, the best span and the lowest null score are
