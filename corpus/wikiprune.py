@@ -60,6 +60,7 @@ _TOKEN = re.compile(
 _REF_ELEMENT = re.compile(r"<ref(?=[\s>/])[^>]*?(?:/>|>.*?</ref\s*>)", re.S | re.I)
 _NOT_BEFORE = frozenset("<&:/=[{|")
 _NOT_AFTER = frozenset(">;:/]}|")
+_SPACE = re.compile(r"[ \n\t]")
 _LIST_MARKS = re.compile(r"[*#:;]+")
 _LITERAL_OPEN = re.compile(r"<(?:" + _LITERAL_NAMES + r")(?=[\s/>])|<!--", re.I)
 # a template name the tokenizer accepts: no brackets or tags, comments anywhere, no text after a
@@ -319,11 +320,15 @@ def _plain_link(m: re.Match, wikitext: str, cuts: list[tuple[int, int, str]]) ->
         return
     if start and wikitext[start - 1] in _NOT_BEFORE or end < len(wikitext) and wikitext[end] in _NOT_AFTER:
         return
-    before = wikitext[max(wikitext.rfind(" ", 0, start), wikitext.rfind("\n", 0, start),
-                          wikitext.rfind("\t", 0, start)) + 1:start]
+    lo = start - 256 if start > 256 else 0
+    ws = max(wikitext.rfind(" ", lo, start), wikitext.rfind("\n", lo, start), wikitext.rfind("\t", lo, start))
+    if ws < 0 and lo:
+        return  # the word before is longer than we look: it may be a URL
+    before = wikitext[ws + 1:start]
     if ":" in before or "&" in before:
         return
-    ends = [i for i in (wikitext.find(" ", end), wikitext.find("\n", end), wikitext.find("\t", end)) if i >= 0]
-    if ":" in wikitext[end:min(ends) if ends else len(wikitext)]:
+    # the word after: a scheme's ":" would be close (a URL that starts right after the link)
+    we = _SPACE.search(wikitext, end, end + 64)
+    if ":" in wikitext[end:we.start() if we else end + 64]:
         return
     cuts.append((start, end, text))
