@@ -46,8 +46,9 @@ def _weights_digest(model_dir: Path) -> str:
 # scale per weight matrix. ``int8-per-channel``: one scale per output channel and 7-bit weights
 # (``reduce_range``, which also keeps u8 x s8 products from saturating on CPUs without VNNI).
 # On the trained QA model's validation split (``python -m bench inference``) the first costs
-# about 1 point of macro F1, the second stays within 0.5 of float32 at the same speed; leaving
-# out the most sensitive layers (the FFN output projections) was no closer and slower.
+# about 1 point of macro F1, the second stays within 0.5 of float32 at the same speed (but loses
+# 3 points of pair F1 end to end on the held-out split); leaving the most sensitive layers in
+# float32 (the FFN output projections, the first layer, the QA head) was no closer and slower.
 QUANTIZATIONS: dict[str, dict[str, Any]] = {
     "int8": {},
     "int8-per-channel": {"per_channel": True, "reduce_range": True},

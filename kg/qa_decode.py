@@ -45,7 +45,7 @@ resolve_model_path = local_model_path
 # Features are padded to a multiple of this many tokens (see the module docstring): on PyTorch
 # 32; on ONNX Runtime 8, which pads the validation split's features with 9% more tokens than they
 # hold instead of 39%, and runs them about 1.2x faster (``python -m bench inference``); on PyTorch
-# the finer buckets gained nothing measurable. The spans are the same, scores move ~1e-6.
+# the finer buckets gained nothing in one (noisy) run, so its buckets stay as they were. The spans are the same, scores move ~1e-6.
 PAD_MULTIPLE = 32
 PAD_MULTIPLE_ONNX = 8
 
@@ -112,16 +112,18 @@ def recommended_null_threshold(folder: str | os.PathLike) -> float | None:
 DTYPES = ("auto", "float32", "int8", "int8-per-channel", "float16", "bfloat16")
 # The dynamically quantized formats (CPU only). ``int8`` scales each weight matrix by one factor;
 # ``int8-per-channel`` by one factor per output channel (and, on ONNX Runtime, with 7-bit weights:
-# ``reduce_range``), which keeps the trained QA model's validation F1 where float32 has it.
+# ``reduce_range``): validation F1 within 0.5 of float32's, but 3 points lower end to end on the
+# held-out split (README, "Inference speed on CPU"), so neither is a default.
 INT8_FORMATS = ("int8", "int8-per-channel")
 
 
 def inference_dtype(dtype: str, device: str) -> str:
     """The numeric format a model runs in: ``auto`` is int8 (dynamic quantization of the
     linear layers) on a CPU and float16 on a GPU; the others are taken as given (int8 and
-    int8-per-channel are CPU-only and float16 GPU-only, falling back to float32 elsewhere; bfloat16 runs on a GPU and
-    on a CPU that multiplies bfloat16 natively, ``causalkg.models.cpu_has_native_bf16``, and is
-    float32 on other CPUs, where it would be emulated and slower)."""
+    int8-per-channel are CPU-only and float16 GPU-only, falling back to float32 elsewhere;
+    bfloat16 runs on a GPU and on a CPU that multiplies bfloat16 natively,
+    ``causalkg.models.cpu_has_native_bf16``, and is float32 on other CPUs, where it would be
+    emulated and slower)."""
     from causalkg.models import cpu_has_native_bf16
 
     if dtype not in DTYPES:
