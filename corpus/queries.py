@@ -126,6 +126,16 @@ def _values(var: str, qids: Sequence[str]) -> str:
     return f"VALUES ?{var} {{ " + " ".join(_wd(q) for q in qids) + " }"
 
 
+def _union_over(values: str, branches: Sequence[str]) -> str:
+    """``{ VALUES ... branch1 } UNION { VALUES ... branch2 } ...``: the VALUES block is repeated
+    inside every branch instead of standing once outside the UNION. Same solutions; but an engine
+    that evaluates each branch before joining it with an outer VALUES (Oxigraph does) would scan
+    every statement of the branch's property for every batch, a cost that grows with the whole
+    store, not with the batch (on a generated world of 68,391 items: 56 s per batch of 200
+    against 0.05 s)."""
+    return "\n  UNION ".join("{ " + values + " " + b.strip()[1:].strip() for b in branches)
+
+
 def _lang_filter(var: str, languages: Sequence[str]) -> str:
     langs = ", ".join(_string(check_language(lang)) for lang in languages)
     return f"FILTER(LANG(?{var}) IN ({langs}))"
@@ -237,9 +247,8 @@ def causal_facts(
     text = (
         PREFIXES
         + "SELECT DISTINCT ?cause ?property ?effect WHERE {\n"
-        + f"  {_values('cause', causes)}\n"
         + "  "
-        + "\n  UNION ".join(branches)
+        + _union_over(_values("cause", causes), branches)
         + "\n  FILTER(isIRI(?effect))\n"
         + _key_filter(key)
         + "}\nORDER BY ?cause ?property ?effect\n"
@@ -260,15 +269,17 @@ def entity_terms(
     text = (
         PREFIXES
         + "SELECT DISTINCT ?item ?field ?value WHERE {\n"
-        + f"  {_values('item', items)}\n"
-        + f'  {{ ?item rdfs:label ?value . BIND("label" AS ?field) {lang} }}\n'
-        + f'  UNION {{ ?item skos:altLabel ?value . BIND("alias" AS ?field) {lang} }}\n'
-        + f'  UNION {{ ?item schema:description ?value . BIND("description" AS ?field) {lang} }}\n'
-        + '  UNION { ?item wdt:P31 ?value . BIND("P31" AS ?field) }\n'
-        + '  UNION { ?item wdt:P279 ?value . BIND("P279" AS ?field) }\n'
-        + "  UNION { ?article schema:about ?item ;\n"
-        + f"                    schema:isPartOf {_iri(check_site(wikipedia_site))} ;\n"
-        + '                    schema:name ?value . BIND("sitelink" AS ?field) }\n'
+        + "  "
+        + _union_over(_values("item", items), [
+            f'{{ ?item rdfs:label ?value . BIND("label" AS ?field) {lang} }}',
+            f'{{ ?item skos:altLabel ?value . BIND("alias" AS ?field) {lang} }}',
+            f'{{ ?item schema:description ?value . BIND("description" AS ?field) {lang} }}',
+            '{ ?item wdt:P31 ?value . BIND("P31" AS ?field) }',
+            '{ ?item wdt:P279 ?value . BIND("P279" AS ?field) }',
+            f'{{ ?article schema:about ?item ; schema:isPartOf {_iri(check_site(wikipedia_site))} ; '
+            'schema:name ?value . BIND("sitelink" AS ?field) }',
+        ])
+        + "\n"
         + _key_filter(key)
         + "}\nORDER BY ?item ?field ?value LANG(?value)\n"
         + _page(limit, offset)
