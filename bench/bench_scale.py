@@ -115,7 +115,7 @@ def stages(n: int, tmp: Path) -> tuple[dict, dict]:
         if stage in SKIP or any(need in SKIP for need in NEEDS.get(stage, ())):
             continue
         res[stage] = measured(CK + args)
-    concepts = data / "corpus" / "concepts.jsonl"
+    concepts = data / "wikidata" / "concepts.jsonl"
     n_concepts = _lines(concepts) if concepts.exists() else n
     items = {"world": info["pages"], "wikidata": n_concepts, "wikipedia": info["pages"], "link": n_concepts}
     ctx = {"info": info, "common": common, "cheap": cheap, "data": data, "items": items, "docs": n}
