@@ -337,7 +337,7 @@ def _mentions(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, *, 
     timings["link"] = time.perf_counter() - t1
     if not inp.corpus.is_file():
         notes.append(f"no corpus at {inp.corpus}: titles, URLs and revisions come only from the extractions")
-    return linked, counts, {"linker": linker_info}
+    return _iter_mentions(linked), counts, {"linker": linker_info}
 
 
 def _all_counts(stats: ReadStats, counts: LinkCounts, agg: AggregateCounts, edges: list[KGEdge],
@@ -380,20 +380,21 @@ def _manifest_inputs(inp: _Inputs) -> dict[str, Path]:
 def _link_all(
     cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, *,
     linker: Any, lenient: bool, stats: ReadStats, hook: Hook | None,
-) -> tuple[list[KGMention], LinkCounts, dict[str, Any]]:
+) -> tuple[list[Path], LinkCounts, dict[str, Any]]:
     """Link the extractions shard by shard, reusing shards finished by an earlier run with the
     same fingerprint (``linked/``, a ``causalkg.shards`` folder: ``shard-NNNNN.jsonl`` of linked
-    mentions and its ``.done.json``). Returns all mentions, the counts, linker info."""
+    mentions and its ``.done.json``). Returns the linked shard files in order (the mentions stay
+    on disk), the counts, linker info."""
     shards = Shards(inp.out_dir / LINKED_DIR, link_fp)
     lazy = _Linking(cfg, opts, linker, inp, lenient)
-    mentions, counts, info = _link_extraction_shards(shards, lazy, opts, inp.source, lenient=lenient, stats=stats,
-                                                     hook=hook, progress_mode=cfg["run"]["progress"])
+    paths, counts, info = _link_extraction_shards(shards, lazy, opts, inp.source, lenient=lenient, stats=stats,
+                                                  hook=hook, progress_mode=cfg["run"]["progress"])
     if opts["structured"] and inp.corpus.is_file():
-        found, c = _link_structured_pages(shards, lazy, opts, inp.corpus, lenient=lenient)
+        path, c = _link_structured_pages(shards, lazy, opts, inp.corpus, lenient=lenient)
         counts.structured_pairs += c.extractions
         counts.structured_linked += c.linked
-        mentions += found
-    return mentions, counts, info
+        paths.append(path)
+    return paths, counts, info
 
 
 class _Linking:
@@ -428,11 +429,11 @@ class _Linking:
 
 def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any], source: Path, *, lenient: bool,
                             stats: ReadStats, hook: Hook | None,
-                            progress_mode: str) -> tuple[list[KGMention], LinkCounts, dict[str, Any]]:
-    """Every shard of the extractions: read back when an earlier run finished it, else linked
-    and checkpointed (``_link_one_shard``)."""
+                            progress_mode: str) -> tuple[list[Path], LinkCounts, dict[str, Any]]:
+    """Every shard of the extractions: kept when an earlier run finished it, else linked and
+    checkpointed (``_link_one_shard``). Returns the shard files in order."""
     counts = LinkCounts()
-    mentions: list[KGMention] = []
+    paths: list[Path] = []
     info: dict[str, Any] = {}
     bar = progress(desc="linking shards", unit="shard", total=None, mode=progress_mode)
     try:
@@ -442,20 +443,20 @@ def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any]
             done = shards.done(key, {"size": len(shard)})
             if done is not None and path.is_file():
                 counts.add(done["counts"])
-                mentions += _read_mentions(path)
+                paths.append(path)
                 info = done.get("linker", info)
                 bar.update(1)
                 continue
             found, c, info = _link_one_shard(shards, key, i, shard, lazy, opts)
             counts.add(c)
-            mentions += found
+            paths.append(path)
             bar.update(1)
             faults.point("assemble.shard-linked")
             if hook is not None:
                 hook("shard", {"index": i, "path": str(path), "mentions": len(found)})
     finally:
         bar.close()
-    return mentions, counts, info
+    return paths, counts, info
 
 
 def _link_one_shard(shards: Shards, key: str, i: int, shard: list[Extraction], lazy: _Linking,
@@ -475,14 +476,14 @@ def _link_one_shard(shards: Shards, key: str, i: int, shard: list[Extraction], l
 
 
 def _link_structured_pages(shards: Shards, lazy: _Linking, opts: dict[str, Any], corpus_path: Path, *,
-                           lenient: bool) -> tuple[list[KGMention], LinkCounts]:
+                           lenient: bool) -> tuple[Path, LinkCounts]:
     """The structured pairs of the corpus pages (``kg.structured``), linked once and checkpointed
     as ``structured``. Provenance comes from the corpus documents only when a shard was linked
     in this run (they are loaded then)."""
     path = shards.path("structured")
     done = shards.done("structured")
     if done is not None and path.is_file():
-        return _read_mentions(path), LinkCounts(**done["counts"])
+        return path, LinkCounts(**done["counts"])
     linker, sense = lazy.linker(), lazy.sense()
     records = (rec for _, rec in iter_json_lines(corpus_path, lenient=lenient) if isinstance(rec, dict))
     found, c = link_structured(records, linker, lazy.docs or {}, sources=opts["structured"], k=opts["k"],
@@ -491,7 +492,7 @@ def _link_structured_pages(shards: Shards, lazy: _Linking, opts: dict[str, Any],
     with atomic_write(path, allow_empty=True) as fh:  # the pages may hold no structured pair
         fh.writelines(to_json_line(m) + "\n" for m in found)
     shards.finish("structured", {"shard": "structured", "counts": c.__dict__})
-    return found, c
+    return path, c
 
 
 def _iter_shards(path: Path, size: int, *, lenient: bool, stats: ReadStats) -> Iterator[list[Extraction]]:
@@ -503,8 +504,11 @@ def _iter_shards(path: Path, size: int, *, lenient: bool, stats: ReadStats) -> I
         yield shard
 
 
-def _read_mentions(path: Path) -> list[KGMention]:
-    return [KGMention.model_validate(m) for _, m in iter_json_lines(path)]
+def _iter_mentions(paths: Iterable[Path]) -> Iterator[KGMention]:
+    """The linked mentions of the shard files, in order, one at a time."""
+    for path in paths:
+        for _, m in iter_json_lines(path):
+            yield KGMention.model_validate(m)
 
 
 def _doc_ids(source: Path, lenient: bool) -> set[str]:
