@@ -399,13 +399,17 @@ def _link_all(
 
 class _Linking:
     """The linker, the sense check and the corpus documents of a run, each loaded when first
-    needed: a run whose shards are all checkpointed loads none of them."""
+    needed: a run whose shards are all checkpointed loads none of them. Picklable before it has
+    loaded anything (without a caller's linker): the parallel engines send it to their workers,
+    each of which loads its own."""
 
     def __init__(self, cfg: Config, opts: dict[str, Any], linker: Any, inp: _Inputs, lenient: bool) -> None:
         self.cfg, self.opts, self.inp, self.lenient = cfg, opts, inp, lenient
         self._linker = linker
+        self.given = linker is not None  # a caller's linker cannot go to other processes
         self._sense: Any = None
         self.docs: dict[str, DocInfo] | None = None  # None until a shard is linked here
+        self.linked_elsewhere = False  # a shard was linked by a worker in this run
 
     def linker(self) -> Any:
         if self._linker is None:
@@ -426,67 +430,216 @@ class _Linking:
             self._sense = SenseCheck.from_config(self.cfg, self.linker())
         return self._sense
 
+    def fresh(self) -> "_Linking":
+        """A copy with nothing loaded, to send to a worker."""
+        return _Linking(self.cfg, self.opts, None, self.inp, self.lenient)
+
+    def link(self, shard: list[Extraction]) -> tuple[str, int, dict[str, Any], dict[str, Any]]:
+        """One shard linked (``kg.mentions.link_shard``): (the shard file's exact text, the number
+        of mentions, the counts, the linker info). The same in this process, a pool worker or a
+        Ray actor."""
+        linker, docs, sense = self.linker(), self.documents(), self.sense()
+        opts = self.opts
+        found, c = link_shard(shard, linker, docs, k=opts["k"], use_context=opts["use_context"],
+                              allow_self_loops=opts["allow_self_loops"],
+                              drop=opts["drop"] if opts["assess"] else None, sense=sense)
+        info = {"model": getattr(linker, "model_id", None), "threshold": getattr(linker, "threshold", None),
+                "model_fingerprint": getattr(linker, "model_fingerprint", None)}
+        return "".join(to_json_line(m) + "\n" for m in found), len(found), dict(c.__dict__), info
+
+
+class LinkWorker:
+    """A Ray actor of the ``ray`` engine for assemble's linking: loads the linker, the sense check
+    and the corpus documents once, then links shards of extractions into shard texts."""
+
+    def __init__(self, lazy: _Linking):
+        self.lazy = lazy
+        lazy.linker(), lazy.sense(), lazy.documents()
+
+    def link(self, shard: list[Extraction]) -> tuple[str, int, dict[str, Any], dict[str, Any]]:
+        return self.lazy.link(shard)
+
+
+# The local pool is used only when at least this many shards are left to link: a worker's start
+# and linker load (about 10 s on a laptop core) costs more than linking a few shards of 2,000.
+POOL_MIN_SHARDS = 4
+_WORKER: _Linking | None = None  # a local pool worker's own _Linking (``_pool_init``)
+
+
+def _pool_init(parent_pid: int, lazy: _Linking, threads: int) -> None:
+    from causalkg.processes import die_with_parent
+
+    global _WORKER
+    die_with_parent(parent_pid)
+    try:  # the cores shared among the workers, not each worker's model using all of them
+        import torch
+
+        torch.set_num_threads(threads)
+    except ImportError:
+        pass
+    _WORKER = lazy
+    lazy.linker(), lazy.sense(), lazy.documents()
+
+
+def _pool_link(shard: list[Extraction]) -> tuple[str, int, dict[str, Any], dict[str, Any]]:
+    assert _WORKER is not None
+    return _WORKER.link(shard)
+
+
+def _link_workers(cfg: Config) -> int:
+    from causalkg.corpus.dump import default_workers
+
+    return default_workers(int(cfg["run"].get("workers", 0) or 0))
+
 
 def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any], source: Path, *, lenient: bool,
                             stats: ReadStats, hook: Hook | None,
                             progress_mode: str) -> tuple[list[Path], LinkCounts, dict[str, Any]]:
     """Every shard of the extractions: kept when an earlier run finished it, else linked and
-    checkpointed (``_link_one_shard``). Returns the shard files in order."""
+    checkpointed (``_link_one_shard``). Returns the shard files in order.
+
+    Where the shards are linked: ``run.engine = "ray"``: on a Ray actor pool (``LinkWorker``, one
+    linker per actor); ``"local"``: in a pool of ``run.workers`` processes (0: one per core), each
+    loading the linker once, when more than one shard is left to link; in this process with one
+    worker, one shard, or a linker given by the caller. The driver writes every checkpoint in
+    shard order, so ``linked/`` is the same bytes whichever links."""
+    from causalkg.distributed import engine_of
+
     counts = LinkCounts()
     paths: list[Path] = []
-    info: dict[str, Any] = {}
+    state: dict[str, Any] = {"info": {}}
+    todo: list[tuple[int, str, list[Extraction]]] = []
+    engine = engine_of(lazy.cfg)
+    workers = 1 if lazy.given else _link_workers(lazy.cfg)
     bar = progress(desc="linking shards", unit="shard", total=None, mode=progress_mode)
-    try:
+
+    def finished(i: int, key: str, shard: list[Extraction], text: str, n: int, c: dict[str, Any],
+                 info: dict[str, Any]) -> None:
+        _write_linked_shard(shards, key, i, len(shard), text, c, info)
+        counts.add(c)
+        state["info"] = info
+        bar.update(1)
+        faults.point("assemble.shard-linked")
+        if hook is not None:
+            hook("shard", {"index": i, "path": str(shards.path(key)), "mentions": n})
+
+    def jobs() -> Iterator[tuple[int, str, list[Extraction]]]:
         for i, shard in enumerate(_iter_shards(source, opts["shard_size"], lenient=lenient, stats=stats)):
             key = f"shard-{i:05d}"
             path = shards.path(key)
+            paths.append(path)
             done = shards.done(key, {"size": len(shard)})
             if done is not None and path.is_file():
                 counts.add(done["counts"])
-                paths.append(path)
-                info = done.get("linker", info)
+                state["info"] = done.get("linker", state["info"])
                 bar.update(1)
                 continue
-            found, c, info = _link_one_shard(shards, key, i, shard, lazy, opts)
-            counts.add(c)
-            paths.append(path)
-            bar.update(1)
-            faults.point("assemble.shard-linked")
-            if hook is not None:
-                hook("shard", {"index": i, "path": str(path), "mentions": len(found)})
+            yield i, key, shard
+
+    try:
+        if lazy.given or (engine == "local" and workers <= 1):
+            for i, key, shard in jobs():
+                finished(i, key, shard, *lazy.link(shard))
+        else:
+            # Read ahead: a few shards left to link are linked here (a worker's start, a linker
+            # load, costs more than they do); more go to a pool.
+            it = jobs()
+            todo = list(islice(it, POOL_MIN_SHARDS))
+            if engine == "local" and len(todo) < POOL_MIN_SHARDS:
+                for i, key, shard in todo:
+                    finished(i, key, shard, *lazy.link(shard))
+            elif todo:
+                from itertools import chain
+
+                runner = _ray_link if engine == "ray" else _pool_link_all
+                lazy.linked_elsewhere = True
+                for (i, key, shard), result in runner(lazy, chain(todo, it), workers, state):
+                    finished(i, key, shard, *result)
     finally:
         bar.close()
-    return paths, counts, info
+    return paths, counts, state["info"]
+
+
+def _pool_link_all(lazy: _Linking, jobs: Iterable[tuple[int, str, list[Extraction]]], workers: int,
+                   state: dict[str, Any]) -> Iterator[tuple[tuple[int, str, list[Extraction]], Any]]:
+    """The local engine's pool: ``workers`` spawned processes, each with its own linker, at most
+    two shards in flight per worker; results yielded in shard order."""
+    import multiprocessing
+    import os
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    ctx = multiprocessing.get_context("spawn")  # workers start clean: no copied threads or locks
+    pending: deque = deque()
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_pool_init,
+                             initargs=(os.getpid(), lazy.fresh(),
+                                       max(1, (os.cpu_count() or 1) // workers))) as pool:
+        it = iter(jobs)
+        exhausted = False
+        while True:
+            while not exhausted and len(pending) < 2 * workers:
+                job = next(it, None)
+                if job is None:
+                    exhausted = True
+                    break
+                pending.append((job, pool.submit(_pool_link, job[2])))
+            if not pending:
+                return
+            job, fut = pending.popleft()
+            try:
+                result = fut.result()
+            except BrokenProcessPool as exc:
+                raise SourceError(f"a linking worker process died on {job[1]} ({exc})",
+                                  hint="rerun with fewer run.workers (each holds a linker; finished shards "
+                                       "are kept and resumed)") from None
+            yield job, result
+
+
+def _ray_link(lazy: _Linking, jobs: Iterable[tuple[int, str, list[Extraction]]], workers: int,
+              state: dict[str, Any]) -> Iterator[tuple[tuple[int, str, list[Extraction]], Any]]:
+    """The ray engine: the shards on an actor pool of ``LinkWorker`` (one linker per actor,
+    ``num_gpus`` per actor when the cluster has GPUs), results in shard order; retries and
+    failures counted in ``state["ray"]`` (a RayStats)."""
+    from causalkg.distributed import ActorPool, RaySettings, RayStats
+
+    stats = state.setdefault("ray", RayStats())
+    pool = ActorPool(LinkWorker, (lazy.fresh(),), RaySettings.from_config(lazy.cfg), stats=stats)
+    try:
+        yield from pool.map_ordered("link", jobs, lambda job: (job[2],), what=lambda job: job[1])
+    finally:
+        pool.close()
 
 
 def _link_one_shard(shards: Shards, key: str, i: int, shard: list[Extraction], lazy: _Linking,
-                    opts: dict[str, Any]) -> tuple[list[KGMention], LinkCounts, dict[str, Any]]:
-    """Link one shard (``kg.mentions.link_shard``) and checkpoint it: its mentions, then its
-    ``.done.json`` with the counts and the linker."""
-    linker, docs, sense = lazy.linker(), lazy.documents(), lazy.sense()
-    found, c = link_shard(shard, linker, docs, k=opts["k"], use_context=opts["use_context"],
-                          allow_self_loops=opts["allow_self_loops"],
-                          drop=opts["drop"] if opts["assess"] else None, sense=sense)
-    info = {"model": getattr(linker, "model_id", None), "threshold": getattr(linker, "threshold", None),
-            "model_fingerprint": getattr(linker, "model_fingerprint", None)}
+                    opts: dict[str, Any]) -> tuple[int, LinkCounts, dict[str, Any]]:
+    """Link one shard in this process and checkpoint it: its mentions, then its ``.done.json``
+    with the counts and the linker. Returns (the number of mentions, the counts, the linker)."""
+    text, n, c, info = lazy.link(shard)
+    _write_linked_shard(shards, key, i, len(shard), text, c, info)
+    return n, LinkCounts(**c), info
+
+
+def _write_linked_shard(shards: Shards, key: str, i: int, size: int, text: str, counts: dict[str, Any],
+                        info: dict[str, Any]) -> None:
     with atomic_write(shards.path(key), allow_empty=True) as fh:  # a shard may link nothing
-        fh.writelines(to_json_line(m) + "\n" for m in found)
-    shards.finish(key, {"shard": i, "size": len(shard), "counts": c.__dict__, "linker": info})
-    return found, c, info
+        fh.write(text)
+    shards.finish(key, {"shard": i, "size": size, "counts": counts, "linker": info})
 
 
 def _link_structured_pages(shards: Shards, lazy: _Linking, opts: dict[str, Any], corpus_path: Path, *,
                            lenient: bool) -> tuple[Path, LinkCounts]:
     """The structured pairs of the corpus pages (``kg.structured``), linked once and checkpointed
     as ``structured``. Provenance comes from the corpus documents only when a shard was linked
-    in this run (they are loaded then)."""
+    in this run (here or by a worker: then they are loaded here too)."""
     path = shards.path("structured")
     done = shards.done("structured")
     if done is not None and path.is_file():
         return path, LinkCounts(**done["counts"])
     linker, sense = lazy.linker(), lazy.sense()
+    docs = lazy.documents() if lazy.linked_elsewhere else (lazy.docs or {})
     records = (rec for _, rec in iter_json_lines(corpus_path, lenient=lenient) if isinstance(rec, dict))
-    found, c = link_structured(records, linker, lazy.docs or {}, sources=opts["structured"], k=opts["k"],
+    found, c = link_structured(records, linker, docs, sources=opts["structured"], k=opts["k"],
                                sense=sense, allow_self_loops=opts["allow_self_loops"],
                                min_link=opts["structured_min_link"])
     with atomic_write(path, allow_empty=True) as fh:  # the pages may hold no structured pair

@@ -458,3 +458,54 @@ def test_the_page_event_is_named_by_its_head_noun_but_not_by_a_cut_short_name(li
     assert out[1] == results[1] and out[1][0].qid == "Q7944"
     assert out[2] == results[2]
     assert counts.page_event_links == 1
+
+
+# --- linking in parallel (issue 14): a process pool, the same bytes ---------------------------
+
+
+def _kg_files(out: Path) -> dict[str, bytes]:
+    """The linked checkpoints and the current generation's KG files, by name."""
+    gen = (out / "current").resolve()
+    files = {f"linked/{p.name}": p.read_bytes() for p in sorted((out / "linked").iterdir())}
+    files.update({str(p.relative_to(gen)): p.read_bytes() for p in sorted(gen.rglob("*"))
+                  if p.is_file() and p.name not in ("manifest.json", ".readers.lock")})
+    return files
+
+
+@pytest.mark.slow
+def test_a_pool_of_two_linking_workers_gives_the_same_bytes_and_resumes(tmp_path, monkeypatch):
+    from causalkg.linking.index import build_index
+
+    inputs = dict(extractions=FIX / "extractions.jsonl", corpus=FIX / "corpus.jsonl", concepts=FIX / "concepts.jsonl")
+    used = []
+    pool = A._pool_link_all
+
+    def counted(lazy, jobs, workers, state):
+        used.append(workers)
+        return pool(lazy, jobs, workers, state)
+
+    monkeypatch.setattr(A, "_pool_link_all", counted)
+
+    def cfg(w):  # one index (its manifest records the config it was built with), two outputs
+        return _cfg(tmp_path, **{"kg.shard_size": 3, "run.workers": w, "kg.structured": ["wikipedia_infobox"]})
+
+    build_index(cfg(1), concepts_path=FIX / "concepts.jsonl")
+    results = {w: A.assemble(cfg(w), **inputs, out=tmp_path / f"w{w}") for w in (1, 2)}
+    # 14 extractions in shards of 3: 5 shards, over POOL_MIN_SHARDS
+    assert used == [2]  # one worker links in process, two in a pool
+    one, two = _kg_files(results[1].out), _kg_files(results[2].out)
+    assert sorted(one) == sorted(two) and "linked/shard-00004.jsonl" in one
+    for name in one:
+        assert one[name] == two[name], name
+    assert results[1].counts == results[2].counts and results[2].counts["link_extractions"] == 14
+
+    # a partial run: shards 1 to 4 lost; the pool relinks only those, to the same bytes
+    linked = results[2].out / "linked"
+    for i in range(1, 5):
+        (linked / f"shard-{i:05d}.jsonl").unlink()
+        (linked / f"shard-{i:05d}.done.json").unlink()
+    shards = []
+    again = A.assemble(cfg(2), **inputs, out=tmp_path / "w2", force=True,
+                       hook=lambda e, i: shards.append(i["index"]) if e == "shard" else 0)
+    assert shards == [1, 2, 3, 4] and used == [2, 2]
+    assert _kg_files(again.out) == one
