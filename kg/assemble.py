@@ -609,6 +609,7 @@ def _ray_link(lazy: _Linking, jobs: Iterable[tuple[int, str, list[Extraction]]],
         yield from pool.map_ordered("link", jobs, lambda job: (job[2],), what=lambda job: job[1])
     finally:
         pool.close()
+        log.info("linking on Ray: %s", stats.to_dict())
 
 
 def _link_one_shard(shards: Shards, key: str, i: int, shard: list[Extraction], lazy: _Linking,

@@ -128,6 +128,40 @@ def test_inner_link_build_is_the_same_on_ray(world, cluster):
     assert manifest["engine"] == "ray" and manifest["ray"]["tasks"] >= 1
 
 
+def test_inner_assemble_links_on_ray_to_the_local_bytes_and_resumes(world, cluster):
+    """kg assemble's linking on an actor pool (one linker per actor): linked/ and the KG files
+    are the local engine's bytes; shards lost after a run are relinked on Ray, the same again."""
+    from causalkg.kg.assemble import assemble
+
+    root, info = world
+    data = root / "local" / "data"
+
+    def run(name, **more):
+        cfg = cfg_for(root, info, "local", **{"kg.shard_size": 3, **more})
+        return assemble(cfg, extractions=data / "kg" / "extractions.jsonl", out=root / name, force=True)
+
+    def files(out):
+        gen = (out / "current").resolve()
+        found = {f"linked/{p.name}": p.read_bytes() for p in sorted((out / "linked").iterdir())}
+        found.update({str(p.relative_to(gen)): p.read_bytes() for p in sorted(gen.rglob("*"))
+                      if p.is_file() and p.name not in ("manifest.json", ".readers.lock")})
+        return found
+
+    local = files(run("asm-local", **{"run.workers": 1}).out)
+    assert len([n for n in local if n.startswith("linked/shard-") and n.endswith(".jsonl")]) >= 2
+    result = run("asm-ray", **{"run.engine": "ray"})
+    assert files(result.out) == local
+    linked = result.out / "linked"
+    (linked / "shard-00001.jsonl").unlink()
+    (linked / "shard-00001.done.json").unlink()
+    shards = []
+    cfg = cfg_for(root, info, "local", **{"kg.shard_size": 3, "run.engine": "ray"})
+    assemble(cfg, extractions=data / "kg" / "extractions.jsonl", out=root / "asm-ray", force=True,
+             hook=lambda e, i: shards.append(i["index"]) if e == "shard" else 0)
+    assert shards == [1]
+    assert files(result.out) == local
+
+
 KILLED_DRIVER = """
 import json, sys
 from causalkg.config import load_config

@@ -1,7 +1,7 @@
 """The Ray engine (run.engine = "ray", causalkg.distributed) on a local cluster confined to
 loopback: same bytes as the local engine for dump reading (corpus build) and extraction, a
 failed actor call retried and reported, a driver that stopped half-way resumed from the
-finished shards.
+finished shards, and kg assemble's linking on an actor pool giving the local engine's bytes.
 
 Ray listens on every interface even when told 127.0.0.1, so the cluster runs in a network
 namespace that has only loopback: the outer test runs the tests of ``ray_inner.py`` in a
@@ -48,6 +48,6 @@ def test_ray_engine_confined(tmp_path_factory):
                           timeout=900)
     report = proc.stdout[-4000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, report
-    assert "5 passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1], report
+    assert "6 passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1], report
     # the child saw only loopback
     assert json.loads((tmp / "interfaces.json").read_text()) == ["lo"]
