@@ -8,6 +8,8 @@
 - extraction (``kg.extract``): each shard of documents goes to a pool of actors, each of which
   loads the segmenter and the extractor (the QA model) once, with ``num_gpus`` per actor when
   the cluster has GPUs (``run.ray_gpus_per_actor``; ``auto``: 1 when it has any, else 0).
+- linking in ``kg assemble`` (``kg.assemble.LinkWorker``): each shard of extractions goes to a
+  pool of actors, each of which loads the linker, the sense check and the documents once.
 
 Results come back in shard order and are written by the driver exactly as the local engine
 writes them, so the outputs are byte-identical; finished shards are checkpointed as locally, so
