@@ -478,10 +478,18 @@ def _pool_init(parent_pid: int, lazy: _Linking, threads: int) -> None:
     except ImportError:
         pass
     _WORKER = lazy
-    lazy.linker(), lazy.sense(), lazy.documents()
+    try:
+        lazy.linker(), lazy.sense(), lazy.documents()
+    except Exception as exc:  # noqa: BLE001 - raised by the first shard, so the driver reports it as is
+        _INIT_ERROR.append(exc)
+
+
+_INIT_ERROR: list[BaseException] = []  # what a pool worker's loading raised (no index, a bad file)
 
 
 def _pool_link(shard: list[Extraction]) -> tuple[str, int, dict[str, Any], dict[str, Any]]:
+    if _INIT_ERROR:
+        raise _INIT_ERROR[0]
     assert _WORKER is not None
     return _WORKER.link(shard)
 

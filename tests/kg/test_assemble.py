@@ -509,3 +509,17 @@ def test_a_pool_of_two_linking_workers_gives_the_same_bytes_and_resumes(tmp_path
                        hook=lambda e, i: shards.append(i["index"]) if e == "shard" else 0)
     assert shards == [1, 2, 3, 4] and used == [2, 2]
     assert _kg_files(again.out) == one
+
+
+@pytest.mark.slow
+def test_a_pool_worker_that_cannot_load_the_linker_reports_why(tmp_path, monkeypatch):
+    from causalkg.errors import SourceError
+
+    cfg = _cfg(tmp_path, **{"kg.shard_size": 3, "run.workers": 2})  # 5 shards: the pool; no index built
+    used, pool = [], A._pool_link_all
+    monkeypatch.setattr(A, "_pool_link_all", lambda *a: used.append(1) or pool(*a))
+
+    with pytest.raises(SourceError, match=r"no concept index in .*linking \(run causalkg link build\)"):
+        A.assemble(cfg, extractions=FIX / "extractions.jsonl", corpus=FIX / "corpus.jsonl",
+                   concepts=FIX / "concepts.jsonl")
+    assert used == [1]  # raised in a worker, reported as the in-process error
