@@ -172,7 +172,9 @@ def _open_engine(cfg: Config, chosen: str, settings: wikidata.WikidataSettings, 
                                 workers=default_workers(int(cfg.get("run.workers", 0) or 0)))
         timings["load_json_dump"] = time.perf_counter() - t0
     else:
-        engine = SnapshotEngine(cfg.input_path("wikidata.snapshot"))
+        engine = SnapshotEngine(cfg.input_path("wikidata.snapshot"), cache_dir=cfg.path("paths.cache"),
+                                store=str(cfg.get("wikidata.snapshot_store", "auto")),
+                                disk_mb=float(cfg.get("wikidata.snapshot_disk_mb", 2.0)))
         timings["load_snapshot"] = time.perf_counter() - t0
     return engine
 

@@ -17,16 +17,19 @@ reachable endpoint).
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import shutil
 import urllib.parse
 from collections import defaultdict
+from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable
 
 import pyoxigraph as ox
 
 from causalkg.contracts import QID_RE
-from causalkg.errors import SchemaError, SourceError
+from causalkg.errors import ConfigError, SchemaError, SourceError
 from causalkg.corpus.queries import ENTITY_PREFIX, Query, qid_key
 from causalkg.corpus.sparql import QueryStats
 
@@ -42,26 +45,71 @@ ENWIKI = "https://en.wikipedia.org/"
 SNAPSHOT_CAUSAL_PROPERTY = "P1542"
 
 
-class SnapshotEngine:
-    """An Oxigraph store holding the snapshot; ``select(query)`` -> SPARQL JSON results."""
+STORE_MODES = ("auto", "memory", "disk")
+# N-Triples lines per bulk load into the on-disk store: Oxigraph's bulk loader holds a call's
+# triples in memory while it sorts them, so slices keep memory flat in the file's size.
+LOAD_SLICE_LINES = 200_000
 
-    def __init__(self, path: str | Path):
+
+class SnapshotEngine:
+    """An Oxigraph store holding the snapshot; ``select(query)`` -> SPARQL JSON results.
+
+    The store is in memory, or (``cache_dir`` given and ``store`` = ``disk``, or ``auto`` with
+    the file over ``disk_mb``) an on-disk store in ``cache_dir/wikidata-snapshot/``, kept by
+    a fingerprint of the file (path, size, mtime) and reused by the next run."""
+
+    def __init__(self, path: str | Path, *, cache_dir: str | Path | None = None, store: str = "memory",
+                 disk_mb: float = 2.0):
         self.path = Path(path)
         self.endpoint = f"snapshot:{self.path}"
         self.stats = QueryStats()
+        if store not in STORE_MODES:
+            raise ConfigError(f"wikidata.snapshot_store must be one of {', '.join(STORE_MODES)}, got {store!r}")
         if not self.path.is_file():
             raise SourceError(
                 f"the bundled Wikidata snapshot is missing: {self.path}",
                 hint="set wikidata.snapshot, or rebuild it with scripts/build_wikidata_snapshot.py",
             )
-        self.store = ox.Store()
+        on_disk = cache_dir is not None and (
+            store == "disk" or (store == "auto" and self.path.stat().st_size > disk_mb * 1e6))
+        self.on_disk = on_disk
+        self.reused = False
         try:
-            opener = gzip.open if self.path.suffix == ".gz" else open
-            with opener(self.path, "rb") as fh:
-                self.store.bulk_load(input=fh, format=ox.RdfFormat.N_TRIPLES)
-        except (OSError, SyntaxError, ValueError) as exc:
-            raise SourceError(f"cannot load the Wikidata snapshot {self.path}: {exc}") from None
+            if on_disk:
+                self.store = self._disk_store(Path(cache_dir))
+            else:
+                self.store = ox.Store()
+                with self._open() as fh:
+                    self.store.bulk_load(input=fh, format=ox.RdfFormat.N_TRIPLES)
+        except (OSError, SyntaxError, ValueError, RuntimeError) as exc:
+            raise SourceError(f"cannot load the Wikidata snapshot {self.path}: {exc}",
+                              hint="another corpus build may be using the same paths.cache" if on_disk else None) from None
         self.triples = len(self.store)
+
+    def _open(self):
+        return gzip.open(self.path, "rb") if self.path.suffix == ".gz" else open(self.path, "rb")
+
+    def _disk_store(self, cache_dir: Path) -> ox.Store:
+        """The on-disk store of this file: reused when an earlier run loaded it (its ``.loaded``
+        mark), else loaded afresh in slices of ``LOAD_SLICE_LINES`` lines."""
+        st = self.path.stat()
+        fp = hashlib.sha256(f"{self.path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
+        folder = cache_dir / "wikidata-snapshot" / f"{fp}.store"
+        if (folder / ".loaded").is_file():
+            self.reused = True
+            return ox.Store(str(folder))  # read-write: a second process gets a lock error, not a torn read
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        store = ox.Store(str(folder))
+        with self._open() as fh:
+            while True:
+                lines = list(islice(fh, LOAD_SLICE_LINES))
+                if not lines:
+                    break
+                store.bulk_load(input=b"".join(lines), format=ox.RdfFormat.N_TRIPLES)
+        store.flush()
+        (folder / ".loaded").write_text("ok\n")
+        return store
 
     def select(self, query: Query) -> dict[str, Any]:
         """Run a SELECT query on the snapshot; the same results document as the endpoint."""

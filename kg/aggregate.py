@@ -7,6 +7,8 @@ scored (``apply_confidence``, ``kg/confidence.py``) and ranked best-supported fi
 (``edge_rank``, also the order of every reader of the KG).
 
 - ``aggregate``: mentions -> ``KGEdge`` records (with ``AggregateCounts``);
+- ``aggregate_on_disk``: the same, the mentions kept in a ``MentionStore`` (kg/mentionstore.py)
+  and the edges returned as headers over it (``AggregatedKG``): what ``kg assemble`` runs;
 - ``apply_confidence``: set each edge's confidence and drop those below ``kg.min_confidence``;
 - ``lift_targets``: the classes an instance is lifted to (``kg.lift``: one of ``LIFT_MODES``);
 - ``edge_rank``: the sort key of edges; ``qid_number``: the number of a QID, for sorting.
@@ -18,21 +20,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from causalkg.contracts import Concept, EdgeExample, EdgeSupport, KGEdge, KGMention, Ref, ScoreSummary
 from causalkg.errors import ConfigError
 from causalkg.kg import rdf
+from causalkg.kg.mentionstore import MentionStore
 
 LIFT_MODES = ("seed_classes", "instance_of", "both", "none")
 
 
 def _summary(values: Sequence[float]) -> ScoreSummary:
     return ScoreSummary(best=round(max(values), 6), mean=round(sum(values) / len(values), 6))
-
-
-def _mention_key(m: KGMention) -> tuple:
-    return (m.doc_id, m.sentence.start, m.cause.start, m.cause.end, m.effect.start, m.effect.end, m.mention_id)
 
 
 def lift_targets(qid: str, concepts: Mapping[str, Concept], mode: str) -> list[str]:
@@ -58,7 +57,7 @@ def lift_targets(qid: str, concepts: Mapping[str, Concept], mode: str) -> list[s
 class _Acc:
     cause: str
     effect: str
-    mentions: dict[str, KGMention] = field(default_factory=dict)
+    n: int = 0  # own (direct) mentions; the mentions themselves are in the MentionStore
     examples: set[str] = field(default_factory=set)
     lifted_to: set[str] = field(default_factory=set)
 
@@ -93,21 +92,76 @@ def aggregate(
     distinct sentences and documents over an edge's own mentions and its examples' mentions;
     scores are the best and mean extraction score, and the best and mean of the lower link score
     of each mention. Edges (direct, then lifted) below ``min_support`` sentences are dropped.
+
+    The edges come with their mentions; ``aggregate_on_disk`` gives the same edges without
+    holding the mentions in memory (what ``kg assemble`` uses).
     """
+    with MentionStore() as store:
+        kg = aggregate_on_disk(mentions, concepts, store, lift=lift, min_support=min_support, counts=counts,
+                               lift_self_loops=lift_self_loops)
+        return [kg.full(e) for e in kg.edges]
+
+
+class AggregatedKG:
+    """The edges of a KG as headers (every field but ``mentions``, which is empty) over the
+    ``MentionStore`` that holds their mentions: the KG writers read an edge's mentions
+    (``mentions``) or its sentences (``sentences``) when they need them, one edge at a time."""
+
+    def __init__(self, edges: list[KGEdge], store: MentionStore) -> None:
+        self.edges = edges
+        self.store = store
+
+    def mentions(self, e: KGEdge) -> list[KGMention]:
+        return self.store.mentions(_key(e)) if e.support.direct_mentions else []
+
+    def sentences(self, e: KGEdge) -> set[tuple[str, int, int]]:
+        return self.store.sentences([_key(e)]) if e.support.direct_mentions else set()
+
+    def full(self, e: KGEdge) -> KGEdge:
+        """The edge with its mentions."""
+        return e.model_copy(update={"mentions": self.mentions(e)})
+
+    def documents(self) -> int:
+        """The distinct documents behind the edges' own mentions."""
+        return len({d for e in self.edges for d, _, _ in self.sentences(e)})
+
+    def features(self, e: KGEdge, by_id: Mapping[str, KGEdge]) -> dict[str, float]:
+        """The confidence features of ``e`` (``kg.confidence.features``), read from the store."""
+        from causalkg.kg.confidence import features_from
+
+        if e.support.direct_mentions:
+            return features_from(e, self.store.summary([_key(e)]), 0.0)
+        keys = [_split(ex.edge_id) for ex in e.examples if ex.edge_id in by_id]
+        return features_from(e, self.store.summary(keys), 1.0)
+
+
+def aggregate_on_disk(
+    mentions: Iterable[KGMention],
+    concepts: Mapping[str, Concept],
+    store: MentionStore,
+    *,
+    lift: str = "both",
+    min_support: int = 1,
+    counts: AggregateCounts | None = None,
+    lift_self_loops: bool = True,
+) -> AggregatedKG:
+    """``aggregate``, with the mentions streamed into ``store`` (an empty ``MentionStore``)
+    and the edges returned as headers over it: memory holds the edges and their ends, never
+    the mentions (the stream may be every linked mention of the corpus)."""
     if lift not in LIFT_MODES:
         raise ConfigError(f"kg.lift must be one of {', '.join(LIFT_MODES)}, got {lift!r}")
     counts = counts if counts is not None else AggregateCounts()
     nodes = _Nodes()
-    direct = _group(mentions, concepts, nodes, counts)
+    direct = _group(mentions, concepts, nodes, counts, store)
     # Direct edges below min_support are dropped before lifting: their sentences do not count.
-    for key in [k for k, a in direct.items() if len(_support(a, direct)) < min_support]:
+    for key in [k for k, a in direct.items() if len(_support(a, store)) < min_support]:
         counts.below_min_support += 1
         del direct[key]
     edges = _lift(direct, concepts, nodes, lift=lift, lift_self_loops=lift_self_loops, counts=counts)
-    _drop_weak_lifted(edges, direct, min_support, counts)
-    out = [_edge(cq, eq, acc, edges, nodes) for (cq, eq), acc in edges.items()]
+    _drop_weak_lifted(edges, direct, min_support, counts, store)
+    out = [_edge(cq, eq, acc, nodes, store) for (cq, eq), acc in edges.items()]
     out.sort(key=edge_rank)
-    return out
+    return AggregatedKG(out, store)
 
 
 @dataclass
@@ -120,32 +174,25 @@ class _Nodes:
 
 
 def _group(mentions: Iterable[KGMention], concepts: Mapping[str, Concept], nodes: _Nodes,
-           counts: AggregateCounts) -> dict[tuple[str, str], _Acc]:
-    """The direct edges: the mentions by (cause QID, effect QID), a repeated mention once."""
-    direct: dict[tuple[str, str], _Acc] = {}
+           counts: AggregateCounts, store: MentionStore) -> dict[tuple[str, str], _Acc]:
+    """The direct edges: the mentions by (cause QID, effect QID) into ``store``, a repeated
+    mention once."""
     for m in mentions:
         counts.mentions += 1
-        key = (m.cause.qid, m.effect.qid)
-        acc = direct.get(key)
-        if acc is None:
-            acc = direct[key] = _Acc(*key)
-        if m.mention_id in acc.mentions:
+        if not store.add(m):
             counts.duplicate_mentions += 1
             continue
-        acc.mentions[m.mention_id] = m
         for end in (m.cause, m.effect):
             c = concepts.get(end.qid)
             nodes.kind.setdefault(end.qid, c.kind if c is not None else end.kind)
             nodes.label.setdefault(end.qid, (c.label if c is not None else None) or end.label)
-    return direct
+    store.commit()
+    return {key: _Acc(*key, n=n) for key, n in store.edge_keys()}
 
 
-def _support(acc: _Acc, edges: Mapping[tuple[str, str], _Acc]) -> set[tuple[str, int, int]]:
+def _support(acc: _Acc, store: MentionStore) -> set[tuple[str, int, int]]:
     """The distinct sentences behind an edge: its own mentions' and its examples'."""
-    sents = {(m.doc_id, m.sentence.start, m.sentence.end) for m in acc.mentions.values()}
-    for ex in acc.examples:
-        sents |= {(m.doc_id, m.sentence.start, m.sentence.end) for m in edges[_split(ex)].mentions.values()}
-    return sents
+    return store.sentences([(acc.cause, acc.effect), *(_split(ex) for ex in acc.examples)])
 
 
 def _lift(direct: dict[tuple[str, str], _Acc], concepts: Mapping[str, Concept], nodes: _Nodes, *, lift: str,
@@ -179,10 +226,10 @@ def _lift(direct: dict[tuple[str, str], _Acc], concepts: Mapping[str, Concept], 
 
 
 def _drop_weak_lifted(edges: dict[tuple[str, str], _Acc], direct: Mapping[tuple[str, str], _Acc], min_support: int,
-                      counts: AggregateCounts) -> None:
+                      counts: AggregateCounts, store: MentionStore) -> None:
     """Drop the lifted edges below ``min_support`` sentences (and their ids from the lower
     edges' ``lifted_to``)."""
-    for key in [k for k, a in edges.items() if k not in direct and len(_support(a, edges)) < min_support]:
+    for key in [k for k, a in edges.items() if k not in direct and len(_support(a, store)) < min_support]:
         counts.below_min_support += 1
         counts.lifted_edges -= 1
         for ex in edges[key].examples:
@@ -190,16 +237,17 @@ def _drop_weak_lifted(edges: dict[tuple[str, str], _Acc], direct: Mapping[tuple[
         del edges[key]
 
 
-def _edge(cq: str, eq: str, acc: _Acc, edges: Mapping[tuple[str, str], _Acc], nodes: _Nodes) -> KGEdge:
-    """The ``KGEdge`` of one accumulated edge: support and scores over its own mentions and
-    its examples' mentions, the examples in QID order."""
+def _edge(cq: str, eq: str, acc: _Acc, nodes: _Nodes, store: MentionStore) -> KGEdge:
+    """The ``KGEdge`` of one accumulated edge, without its mentions (``AggregatedKG.full``
+    adds them): support and scores over its own mentions and its examples' mentions, the
+    examples in QID order."""
     label_of = nodes.label
-    own = sorted(acc.mentions.values(), key=_mention_key)
+    own = store.scores((cq, eq), own=True) if acc.n else []
     every = list(own)
     for ex in sorted(acc.examples):
-        every += edges[_split(ex)].mentions.values()
-    sents = {(m.doc_id, m.sentence.start, m.sentence.end) for m in every}
-    docs = {m.doc_id for m in every}
+        every += store.scores(_split(ex), own=False)
+    sents = {(doc, ss, se) for _, _, doc, ss, se in every}
+    docs = {doc for _, _, doc, _, _ in every}
     examples = [
         EdgeExample(cause=Ref(id=_split(ex)[0], label=label_of.get(_split(ex)[0])),
                     effect=Ref(id=_split(ex)[1], label=label_of.get(_split(ex)[1])), edge_id=ex)
@@ -215,21 +263,25 @@ def _edge(cq: str, eq: str, acc: _Acc, edges: Mapping[tuple[str, str], _Acc], no
         effect_kind=ek,
         support=EdgeSupport(sentences=len(sents), documents=len(docs), mentions=len(every),
                             direct_mentions=len(own), examples=len(examples)),
-        score=_summary([m.score for m in every]),
-        link_score=_summary([min(m.cause.link_score, m.effect.link_score) for m in every]),
+        score=_summary([score for score, _, _, _, _ in every]),
+        link_score=_summary([link for _, link, _, _, _ in every]),
         examples=examples,
         lifted_to=sorted(acc.lifted_to),
-        mentions=own,
+        mentions=[],
     )
 
 
-def apply_confidence(edges: list[KGEdge], min_confidence: float, counts: AggregateCounts | None = None) -> list[KGEdge]:
+def apply_confidence(edges: list[KGEdge], min_confidence: float, counts: AggregateCounts | None = None, *,
+                     features_of: Callable[[KGEdge, Mapping[str, KGEdge]], dict[str, float]] | None = None,
+                     ) -> list[KGEdge]:
     """Set every edge's ``confidence`` (kg/confidence.py) and drop those below
     ``min_confidence``: a dropped lower edge leaves the ``examples`` of the class edges it was
-    lifted into, and a lifted class edge left with no example and no mention goes too."""
+    lifted into, and a lifted class edge left with no example and no mention goes too.
+    ``features_of(edge, by_id)``: the features of edges that do not carry their mentions
+    (``AggregatedKG.features``)."""
     from causalkg.kg.confidence import score_edges
 
-    score_edges(edges)
+    score_edges(edges, features_of=features_of)
     if min_confidence <= 0:
         return edges
     gone = {e.edge_id for e in edges if (e.confidence or 0.0) < min_confidence}
@@ -239,7 +291,7 @@ def apply_confidence(edges: list[KGEdge], min_confidence: float, counts: Aggrega
             continue
         if e.examples:
             e.examples = [x for x in e.examples if x.edge_id not in gone]
-            if not e.examples and not e.mentions:
+            if not e.examples and not e.support.direct_mentions:
                 gone.add(e.edge_id)
                 continue
         e.lifted_to = [x for x in e.lifted_to if x not in gone]
@@ -255,6 +307,10 @@ def edge_rank(e: KGEdge) -> tuple:
     """Best-supported first: distinct sentences, documents, best score; then the QIDs."""
     return (-e.support.sentences, -e.support.documents, -e.score.best,
             qid_number(e.cause.id[0]), qid_number(e.effect.id[0]))
+
+
+def _key(e: KGEdge) -> tuple[str, str]:
+    return e.cause.id[0], e.effect.id[0]
 
 
 def _split(edge_id: str) -> tuple[str, str]:

@@ -27,7 +27,10 @@ This module holds the step itself (options, fingerprints, resume, the manifest);
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import shutil
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -44,10 +47,11 @@ from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_man
 from causalkg.progress import progress
 from causalkg.shards import Shards
 from causalkg.layout import NESTED_FILE, PAIRS_FILE, default_paths, kg_dir
-from causalkg.kg.aggregate import LIFT_MODES, AggregateCounts, aggregate, apply_confidence
+from causalkg.kg.aggregate import LIFT_MODES, AggregateCounts, aggregate_on_disk, apply_confidence
 from causalkg.kg.inputs import DocInfo, load_concepts, load_documents
 from causalkg.kg.kgfiles import OUTPUT_NAMES, Hook, write_outputs
 from causalkg.kg.mentions import LinkCounts, link_shard, link_structured
+from causalkg.kg.mentionstore import MentionStore
 
 log = logging.getLogger(__name__)
 
@@ -290,23 +294,30 @@ def _assemble_locked(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: s
     timings: dict[str, float] = {}
     mentions, counts, models = _mentions(cfg, opts, inp, link_fp, linker=linker, lenient=lenient, stats=stats,
                                          hook=hook, notes=notes, timings=timings)
-    if stats.skipped:
-        notes.append(f"{stats.skipped} bad input lines skipped (--lenient): " + "; ".join(stats.errors[:3]))
 
-    t2 = time.perf_counter()
-    agg = AggregateCounts()
-    edges = aggregate(mentions, concept_table, lift=opts["lift"], min_support=opts["min_support"], counts=agg,
-                      lift_self_loops=opts["lift_self_loops"])
-    edges = apply_confidence(edges, opts["min_confidence"], agg)
-    timings["aggregate"] = time.perf_counter() - t2
-    t3 = time.perf_counter()
-    gen = generations.begin(inp.out_dir)
-    outputs, checksums, rdf_counts = write_outputs(edges, concept_table, gen.path, opts,
-                                                   verify=bool(cfg["kg"]["verify_rdf"]), hook=hook)
-    timings["write"] = time.perf_counter() - t3
-    timings["total"] = time.perf_counter() - t0
+    with _scratch(inp.out_dir) as scratch, MentionStore(scratch / "mentions.sqlite") as store:
+        # The mentions go to an SQLite file and the edges are built from it one at a time:
+        # memory holds the edges' headers, never every mention of the corpus.
+        t2 = time.perf_counter()
+        agg = AggregateCounts()
+        kg = aggregate_on_disk(mentions, concept_table, store, lift=opts["lift"], min_support=opts["min_support"],
+                               counts=agg, lift_self_loops=opts["lift_self_loops"])
+        if inp.prelinked:
+            counts.extractions = counts.linked = stats.records
+        if stats.skipped:
+            notes.append(f"{stats.skipped} bad input lines skipped (--lenient): " + "; ".join(stats.errors[:3]))
+        edges = apply_confidence(kg.edges, opts["min_confidence"], agg, features_of=kg.features)
+        kg.edges = edges
+        timings["aggregate"] = time.perf_counter() - t2
+        t3 = time.perf_counter()
+        gen = generations.begin(inp.out_dir)
+        outputs, checksums, rdf_counts = write_outputs(edges, concept_table, gen.path, opts,
+                                                       verify=bool(cfg["kg"]["verify_rdf"]), hook=hook, source=kg)
+        timings["write"] = time.perf_counter() - t3
+        timings["total"] = time.perf_counter() - t0
+        all_counts = _all_counts(stats, counts, agg, edges, rdf_counts, documents=kg.documents())
+        top = [kg.full(e) for e in edges[: int(cfg["kg"]["top"])]]
 
-    all_counts = _all_counts(stats, counts, agg, edges, rdf_counts)
     if rdf_counts["nested_unlisted_edges"]:
         notes.append(f"{rdf_counts['nested_unlisted_edges']} instance/mixed edges have no class to lift to "
                      f"(kg.lift = {opts['lift']}): they are in {PAIRS_FILE} and the RDF, not in {NESTED_FILE}")
@@ -317,7 +328,19 @@ def _assemble_locked(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: s
     write_manifest(gen.path, man)
     faults.point("assemble.before-publish")
     generations.publish(gen, OUTPUT_NAMES, keep=int(cfg["kg"].get("keep_generations", 2)))
-    return AssembleResult(inp.out_dir, False, all_counts, outputs, notes, edges[: int(cfg["kg"]["top"])])
+    return AssembleResult(inp.out_dir, False, all_counts, outputs, notes, top)
+
+
+@contextlib.contextmanager
+def _scratch(out_dir: Path) -> Iterator[Path]:
+    """A scratch folder in ``out_dir`` for the run's mention store (on the KG's disk, not in
+    /tmp), removed afterwards; one a killed run left behind is removed first (the caller holds
+    the writer lock, so no other run is using it)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.glob(".aggregate-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".aggregate-") as tmp:
+        yield Path(tmp)
 
 
 def _mentions(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, *, linker: Any, lenient: bool,
@@ -326,9 +349,9 @@ def _mentions(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, *, 
     """The linked mentions, their counts and the manifest's ``models``: read as they are when
     the source holds mentions linked elsewhere, else linked here (``_link_all``)."""
     if inp.prelinked:
-        mentions = list(read_jsonl(inp.source, KGMention, lenient=lenient, stats=stats))
+        # read as aggregation consumes them; the counts are set from ``stats`` afterwards
+        mentions = read_jsonl(inp.source, KGMention, lenient=lenient, stats=stats)
         counts = LinkCounts()
-        counts.extractions = counts.linked = stats.records
         notes.append(f"mentions read already linked from {inp.source}; no linker was run")
         return mentions, counts, {}
     t1 = time.perf_counter()
@@ -341,7 +364,7 @@ def _mentions(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, *, 
 
 
 def _all_counts(stats: ReadStats, counts: LinkCounts, agg: AggregateCounts, edges: list[KGEdge],
-                rdf_counts: dict[str, int]) -> dict[str, Any]:
+                rdf_counts: dict[str, int], *, documents: int) -> dict[str, Any]:
     """The manifest's counts: input lines, ``link_*``, ``aggregate_*``, and the KG's size."""
     levels = Counter(e.level for e in edges)
     nodes = {e.cause.id[0] for e in edges} | {e.effect.id[0] for e in edges}
@@ -356,8 +379,8 @@ def _all_counts(stats: ReadStats, counts: LinkCounts, agg: AggregateCounts, edge
         "edges_instance": levels.get("instance", 0),
         "edges_mixed": levels.get("mixed", 0),
         "nodes": len(nodes),
-        "mentions": sum(len(e.mentions) for e in edges),
-        "documents": len({m.doc_id for e in edges for m in e.mentions}),
+        "mentions": sum(e.support.direct_mentions for e in edges),
+        "documents": documents,
         "nested_lines": rdf_counts["nested_lines"],
         "nested_unlisted_edges": rdf_counts["nested_unlisted_edges"],
         "triples": rdf_counts["triples"],

@@ -20,9 +20,11 @@ it when the KG is written; the README and docs/kg.md show the precision / size c
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+
+from causalkg.kg.mentionstore import MentionSummary
 
 FEATURES = ("score", "link", "exact", "support", "structured", "temporal", "lifted")
 
@@ -47,17 +49,25 @@ def features(edge: Any, by_id: Mapping[str, Any] | None = None) -> dict[str, flo
             lower = by_id.get(ex.edge_id)
             if lower is not None:
                 mentions += list(lower.mentions)
-    if not mentions:
+    s = MentionSummary()
+    for m in mentions:
+        s.add(MentionSummary(1, float(m.score), float(min(m.cause.link_score, m.effect.link_score)),
+                             m.cause.match == "exact" and m.effect.match == "exact",
+                             getattr(m, "source", "sentence") != "sentence",
+                             int(m.assertion is not None and bool(m.assertion.temporal))))
+    return features_from(edge, s, lifted)
+
+
+def features_from(edge: Any, s: MentionSummary, lifted: float) -> dict[str, float]:
+    """The features of ``edge`` from a summary of the mentions that stand for it (its own, or
+    for a lifted edge its examples')."""
+    if not s.n:
         return {"score": float(edge.score.best), "link": float(edge.link_score.best), "exact": 0.0,
                 "support": math.log1p(edge.support.sentences), "structured": 0.0, "temporal": 0.0,
                 "lifted": lifted}
-    link = max(min(m.cause.link_score, m.effect.link_score) for m in mentions)
-    exact = float(any(m.cause.match == "exact" and m.effect.match == "exact" for m in mentions))
-    structured = float(any(getattr(m, "source", "sentence") != "sentence" for m in mentions))
-    temporal = sum(1 for m in mentions if m.assertion is not None and m.assertion.temporal) / len(mentions)
-    return {"score": float(max(m.score for m in mentions)), "link": float(min(link, 1.0)), "exact": exact,
-            "support": math.log1p(edge.support.sentences), "structured": structured, "temporal": temporal,
-            "lifted": lifted}
+    return {"score": float(s.score), "link": float(min(s.link, 1.0)), "exact": float(s.exact),
+            "support": math.log1p(edge.support.sentences), "structured": float(s.structured),
+            "temporal": s.temporal / s.n, "lifted": lifted}
 
 
 def confidence(feats: Mapping[str, float], weights: Mapping[str, float] | None = None) -> float:
@@ -66,12 +76,15 @@ def confidence(feats: Mapping[str, float], weights: Mapping[str, float] | None =
     return 1.0 / (1.0 + math.exp(-z))
 
 
-def score_edges(edges: Sequence[Any], weights: Mapping[str, float] | None = None) -> list[float]:
-    """Confidence of every edge (in order), and set ``edge.confidence``."""
+def score_edges(edges: Sequence[Any], weights: Mapping[str, float] | None = None, *,
+                features_of: Callable[[Any, Mapping[str, Any]], dict[str, float]] | None = None) -> list[float]:
+    """Confidence of every edge (in order), and set ``edge.confidence``. ``features_of(edge,
+    by_id)`` replaces ``features`` for edges that do not carry their mentions."""
     by_id = {e.edge_id: e for e in edges}
+    feats = features_of or features
     out = []
     for e in edges:
-        c = round(confidence(features(e, by_id), weights), 4)
+        c = round(confidence(feats(e, by_id), weights), 4)
         e.confidence = c
         out.append(c)
     return out

@@ -21,10 +21,10 @@ import contextlib
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from causalkg import faults, generations
-from causalkg.contracts import BaseKGLine, Concept, KGEdge
+from causalkg.contracts import BaseKGLine, Concept, KGEdge, KGMention
 from causalkg.errors import SourceError
 from causalkg.jsonl import atomic_write, read_jsonl, to_json_line
 from causalkg.layout import NESTED_FILE, PAIRS_FILE
@@ -44,6 +44,30 @@ OUTPUT_NAMES = (PAIRS_FILE, NESTED_FILE, TURTLE_FILE, NT_DIR, GRAPHML_FILE, MANI
 Hook = Callable[[str, Mapping[str, Any]], None]
 
 
+class EdgeMentions(Protocol):
+    """Where the writers read an edge's own mentions and their sentences: the edges themselves
+    (``OWN_MENTIONS``), or the on-disk store of ``kg.aggregate.AggregatedKG``."""
+
+    def mentions(self, e: KGEdge) -> list[KGMention]: ...
+
+    def sentences(self, e: KGEdge) -> set[tuple[str, int, int]]: ...
+
+
+class _OwnMentions:
+    def mentions(self, e: KGEdge) -> list[KGMention]:
+        return list(e.mentions)
+
+    def sentences(self, e: KGEdge) -> set[tuple[str, int, int]]:
+        return {(m.doc_id, m.sentence.start, m.sentence.end) for m in e.mentions}
+
+
+OWN_MENTIONS: EdgeMentions = _OwnMentions()
+
+
+def _with_mentions(e: KGEdge, src: EdgeMentions) -> KGEdge:
+    return e if src is OWN_MENTIONS else e.model_copy(update={"mentions": src.mentions(e)})
+
+
 # --- writing ---------------------------------------------------------------------------------
 
 
@@ -55,9 +79,12 @@ def write_outputs(
     *,
     verify: bool = True,
     hook: Hook | None = None,
+    source: EdgeMentions | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, int]]:
-    """Write every KG file into ``out_dir`` atomically. Returns (outputs description,
-    checksums by relative path, counts)."""
+    """Write every KG file into ``out_dir`` atomically. ``source`` gives the edges' mentions
+    when the edges do not carry them (``kg.aggregate.AggregatedKG``: read one edge at a time).
+    Returns (outputs description, checksums by relative path, counts)."""
+    src = source if source is not None else OWN_MENTIONS
     out_dir.mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(out_dir)
     written = _Written(hook)
@@ -65,17 +92,18 @@ def write_outputs(
     pairs = out_dir / PAIRS_FILE
     with atomic_write(pairs) as fh:
         for e in edges:
-            fh.write(to_json_line(e) + "\n")
+            fh.write(to_json_line(_with_mentions(e, src)) + "\n")
     written.done("pairs", pairs)
 
-    nested = nested_lines(edges, concepts)
     nested_path = out_dir / NESTED_FILE
+    n_nested = 0
     with atomic_write(nested_path) as fh:
-        for line in nested:
+        for line in iter_nested_lines(edges, concepts, src):
             fh.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+            n_nested += 1
     written.done("nested", nested_path)
 
-    files = _write_rdf(edges, concepts, out_dir, opts, verify=verify)
+    files = _write_rdf(edges, concepts, out_dir, opts, verify=verify, source=src)
     written.done("turtle", out_dir / TURTLE_FILE)
     written.paths += files.ntriples
     if hook is not None:
@@ -93,7 +121,7 @@ def write_outputs(
         "ntriples": [str(p.relative_to(out_dir)) for p in files.ntriples],
         "graphml": GRAPHML_FILE,
     }
-    return outputs, checksums, {"triples": files.triples, "nested_lines": len(nested),
+    return outputs, checksums, {"triples": files.triples, "nested_lines": n_nested,
                                 "nested_unlisted_edges": len(unlisted_edges(edges))}
 
 
@@ -118,11 +146,12 @@ def _remove_stale_temporaries(out_dir: Path) -> None:
 
 
 def _write_rdf(edges: Sequence[KGEdge], concepts: Mapping[str, Concept], out_dir: Path, opts: Mapping[str, Any], *,
-               verify: bool) -> rdf.RdfFiles:
+               verify: bool, source: EdgeMentions) -> rdf.RdfFiles:
     """The Turtle file and the N-Triples chunks (``kg/rdf.py``), verified when ``verify``."""
     options = rdf.RdfOptions(lang=opts["lang"], revision_base=rdf.revision_base_for(opts["url_base"]),
                              wikidata_effect=opts["wikidata_effect"])
-    files = rdf.write_rdf(rdf.kg_blocks(edges, concepts, options), turtle=out_dir / TURTLE_FILE,
+    blocks = rdf.kg_blocks(edges, concepts, options, mentions_of=source.mentions)
+    files = rdf.write_rdf(blocks, turtle=out_dir / TURTLE_FILE,
                           nt_dir=out_dir / NT_DIR, chunk_triples=opts["nt_chunk_triples"])
     if verify:
         rdf.verify_rdf(files)
@@ -132,7 +161,8 @@ def _write_rdf(edges: Sequence[KGEdge], concepts: Mapping[str, Concept], out_dir
 # --- the nested (Base KG) shape --------------------------------------------------------------
 
 
-def nested_lines(edges: Sequence[KGEdge], concepts: Mapping[str, Concept]) -> list[dict[str, Any]]:
+def nested_lines(edges: Sequence[KGEdge], concepts: Mapping[str, Concept],
+                 source: EdgeMentions | None = None) -> list[dict[str, Any]]:
     """The class edges in the WikiCausal Base KG shape: one line per cause class, its effect
     classes as ``consequences``, and the instance (and mixed) edges lifted into each as
     ``examples``; our scores and provenance ride along in extra fields. Lines are ordered by
@@ -141,29 +171,42 @@ def nested_lines(edges: Sequence[KGEdge], concepts: Mapping[str, Concept]) -> li
     An instance or mixed edge lifted into several class edges is an example of each (the
     reference scripts collect pairs into sets, so it counts once); one with no class to lift
     to is not in this file (see :func:`unlisted_edges`)."""
+    return list(iter_nested_lines(edges, concepts, source))
+
+
+def iter_nested_lines(edges: Sequence[KGEdge], concepts: Mapping[str, Concept],
+                      source: EdgeMentions | None = None) -> Iterator[dict[str, Any]]:
+    """``nested_lines`` one line at a time: the lines' order is found from the sentences
+    behind each line first, then each line is built with its mentions (from ``source`` when
+    the edges do not carry them), so one line's mentions are in memory at a time."""
+    src = source if source is not None else OWN_MENTIONS
     by_id = {e.edge_id: e for e in edges}
     groups: dict[str, list[KGEdge]] = defaultdict(list)
     for e in edges:
         if e.level == "class":
             groups[e.cause.id[0]].append(e)
-    lines: list[tuple[tuple, dict[str, Any]]] = []
+    order: list[tuple[tuple[int, int], str, int, int]] = []
     for cause, group in groups.items():
         group.sort(key=edge_rank)
-        label = group[0].cause.label
         # Distinct over the whole line: one sentence behind several consequences counts once.
-        every = [m for e in group for m in e.mentions]
-        every += [m for e in group for ex in e.examples if ex.edge_id in by_id for m in by_id[ex.edge_id].mentions]
+        sents: set[tuple[str, int, int]] = set()
+        for e in group:
+            sents |= src.sentences(e)
+            for ex in e.examples:
+                if ex.edge_id in by_id:
+                    sents |= src.sentences(by_id[ex.edge_id])
+        order.append(((-len(sents), qid_number(cause)), cause, len(sents), len({d for d, _, _ in sents})))
+    order.sort(key=lambda x: x[0])
+    for _, cause, n_sents, n_docs in order:
+        group = groups[cause]
+        label = group[0].cause.label
         line = {
             "event": {"id": cause, "label": label, "labels": _labels(cause, label, concepts)},
-            "consequences": [_consequence(e, by_id, concepts) for e in group],
-            "support": {"sentences": len({(m.doc_id, m.sentence.start, m.sentence.end) for m in every}),
-                        "documents": len({m.doc_id for m in every}),
-                        "edges": len(group)},
+            "consequences": [_consequence(e, by_id, concepts, src) for e in group],
+            "support": {"sentences": n_sents, "documents": n_docs, "edges": len(group)},
         }
         BaseKGLine.model_validate(line)
-        lines.append(((-line["support"]["sentences"], qid_number(cause)), line))
-    lines.sort(key=lambda x: x[0])
-    return [line for _, line in lines]
+        yield line
 
 
 def _labels(qid: str, label: str | None, concepts: Mapping[str, Concept]) -> list[str]:
@@ -176,7 +219,8 @@ def _labels(qid: str, label: str | None, concepts: Mapping[str, Concept]) -> lis
     return out
 
 
-def _consequence(e: KGEdge, by_id: Mapping[str, KGEdge], concepts: Mapping[str, Concept]) -> dict[str, Any]:
+def _consequence(e: KGEdge, by_id: Mapping[str, KGEdge], concepts: Mapping[str, Concept],
+                 src: EdgeMentions) -> dict[str, Any]:
     """One class edge as a consequence of its cause's line, with its lower edges as examples."""
     examples = []
     for ex in e.examples:
@@ -184,25 +228,25 @@ def _consequence(e: KGEdge, by_id: Mapping[str, KGEdge], concepts: Mapping[str, 
         item = {"cause": {"label": ex.cause.label, "id": ex.cause.id},
                 "effect": {"label": ex.effect.label, "id": ex.effect.id}}
         if lower is not None:
-            item.update(_edge_extras(lower))
+            item.update(_edge_extras(lower, src))
         examples.append(item)
     return {
         "id": e.effect.id[0],
         "label": e.effect.label,
         "labels": _labels(e.effect.id[0], e.effect.label, concepts),
         "examples": examples,
-        **_edge_extras(e),
+        **_edge_extras(e, src),
     }
 
 
-def _edge_extras(e: KGEdge) -> dict[str, Any]:
+def _edge_extras(e: KGEdge, src: EdgeMentions) -> dict[str, Any]:
     return {
         "edge_id": e.edge_id,
         "level": e.level,
         "support": e.support.model_dump(),
         "score": e.score.model_dump(),
         "link_score": e.link_score.model_dump(),
-        "mentions": [json.loads(to_json_line(m)) for m in e.mentions],
+        "mentions": [json.loads(to_json_line(m)) for m in src.mentions(e)],
     }
 
 

@@ -29,7 +29,7 @@ import re
 from decimal import Decimal
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from rdflib import RDF, RDFS, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SDO, XSD
@@ -292,10 +292,13 @@ def edge_triples(edge: KGEdge, options: RdfOptions) -> list[Triple]:
 
 
 def kg_blocks(
-    edges: Sequence[KGEdge], concepts: Mapping[str, Concept], options: RdfOptions
+    edges: Sequence[KGEdge], concepts: Mapping[str, Concept], options: RdfOptions, *,
+    mentions_of: Callable[[KGEdge], Sequence[KGMention]] | None = None,
 ) -> Iterator[list[Triple]]:
     """The KG's triples in blocks (nodes, then pages and revisions, then each edge with its
-    mentions), each triple exactly once, in a deterministic order."""
+    mentions), each triple exactly once, in a deterministic order. ``mentions_of(edge)``
+    gives the mentions of edges that do not carry them (read one edge at a time)."""
+    own = mentions_of is None
     nodes: dict[str, NodeInfo] = {}
     for e in edges:
         for ref, kind in ((e.cause, e.cause_kind), (e.effect, e.effect_kind)):
@@ -308,7 +311,7 @@ def kg_blocks(
     pages: dict[str, PageInfo] = {}
     revisions: dict[str, tuple[str | None, int]] = {}
     for e in edges:
-        for m in e.mentions:
+        for m in (e.mentions if own else mentions_of(e)):
             page = safe_iri(m.url) if m.url else None
             if page and page not in pages:
                 pages[page] = PageInfo(page, m.title, m.doc_id, m.document_concept)
@@ -321,6 +324,8 @@ def kg_blocks(
         yield revision_triples(rev, *revisions[rev])
 
     for e in edges:
+        if not own:
+            e = e.model_copy(update={"mentions": list(mentions_of(e))})
         block = edge_triples(e, options)
         for m in e.mentions:
             block.extend(mention_triples(m, options))
