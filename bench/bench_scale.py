@@ -115,6 +115,11 @@ def stages(n: int, tmp: Path) -> tuple[dict, dict]:
         if stage in SKIP or any(need in SKIP for need in NEEDS.get(stage, ())):
             continue
         res[stage] = measured(CK + args)
+        if stage == "assemble":
+            # the share of assembly in its linking (the part on a process pool or Ray actors; the
+            # aggregation and the KG files are the driver's), from the manifest's own timings
+            t = json.loads((data / "kg" / "manifest.json").read_text()).get("timings_s", {})
+            res[stage]["link_share"] = t["link"] / t["total"] if t.get("total") else 0.0
     concepts = data / "wikidata" / "concepts.jsonl"
     n_concepts = _lines(concepts) if concepts.exists() else n
     items = {"world": info["pages"], "wikidata": n_concepts, "wikipedia": info["pages"], "link": n_concepts}
@@ -201,7 +206,7 @@ def full_size(results: dict[int, dict], ctxs: dict[int, dict]) -> list[dict]:
         if r.get("estimated"):
             how = f"sample of {ctx['items']['extract-qa']} docs" + ("" if n == FULL else f", linear from N={n:,}")
         rows.append({"stage": stage, "wall_h": r["wall"] * factor / 3600, "cpu_h": r["cpu"] * factor / 3600,
-                     "rss_mb": r["rss_mb"], "how": how})
+                     "rss_mb": r["rss_mb"], "how": how, "model_part": r.get("link_share", 1.0)})
     return rows
 
 
@@ -211,8 +216,10 @@ GPU_NODE_CORES = 16  # the GPU machine of the estimate: 16 cores and 1 GPU (the 
 GPU_SPEEDUP = 50.0  # the model's forward passes on one GPU against this machine's 2 cores (assumed)
 MODEL_SHARE = 0.8  # share of extraction / linker time in the model's forward passes (a profile: 491 of 618 s)
 CLUSTER_NODES = 10
+# assemble: its linking (``link_share`` of its time, from its manifest) is a model stage on a
+# process pool or Ray actors; the rest (aggregation, the KG files) is serial in the driver
 KIND = {"wikidata": "serial", "wikipedia": "parallel", "link": "model", "extract-qa (est.)": "model",
-        "assemble": "serial", "export": "serial", "summary": "serial", "eval": "serial"}
+        "assemble": "model + serial", "export": "serial", "summary": "serial", "eval": "serial"}
 
 
 def elsewhere(rows: list[dict], ray_ratio: float) -> None:
@@ -220,8 +227,9 @@ def elsewhere(rows: list[dict], ray_ratio: float) -> None:
     serial stages (one process in the driver) keep their 2-core time; parallel ones (the dump's
     units) divide their CPU time over the cores; model stages run their forward passes on the
     GPUs at GPU_SPEEDUP times this machine's rate and the rest of their CPU time over the cores
-    (an actor pool of fractional-GPU actors: ``run.ray_gpus_per_actor = 0.125``). On the
-    cluster, parallel and model stages also pay the Ray overhead measured here (``ray_ratio``)."""
+    (an actor pool of fractional-GPU actors: ``run.ray_gpus_per_actor = 0.125``); assembly is a
+    model stage for its linking's share of the time and serial for the rest. On the cluster,
+    parallel and model stages also pay the Ray overhead measured here (``ray_ratio``)."""
     for r in rows:
         for col, nodes, overhead in (("gpu_h", 1, 1.0), ("cluster_h", CLUSTER_NODES, max(1.0, ray_ratio))):
             cores, gpus = GPU_NODE_CORES * nodes, nodes
@@ -231,7 +239,9 @@ def elsewhere(rows: list[dict], ray_ratio: float) -> None:
             elif kind == "parallel":
                 r[col] = r["cpu_h"] / cores * overhead
             else:
-                r[col] = (MODEL_SHARE * r["wall_h"] / (GPU_SPEEDUP * gpus) + (1 - MODEL_SHARE) * r["cpu_h"] / cores) * overhead
+                part = r.get("model_part", 1.0) if kind == "model + serial" else 1.0
+                model = (MODEL_SHARE * r["wall_h"] / (GPU_SPEEDUP * gpus) + (1 - MODEL_SHARE) * r["cpu_h"] / cores) * overhead
+                r[col] = part * model + (1 - part) * r["wall_h"]
 
 
 def main() -> None:

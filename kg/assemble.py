@@ -292,8 +292,9 @@ def _assemble_locked(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: s
     notes: list[str] = []
     stats = ReadStats()
     timings: dict[str, float] = {}
+    run: dict[str, Any] = {}
     mentions, counts, models = _mentions(cfg, opts, inp, link_fp, linker=linker, lenient=lenient, stats=stats,
-                                         hook=hook, notes=notes, timings=timings)
+                                         hook=hook, notes=notes, timings=timings, run=run)
 
     with _scratch(inp.out_dir) as scratch, MentionStore(scratch / "mentions.sqlite") as store:
         # The mentions go to an SQLite file and the edges are built from it one at a time:
@@ -324,7 +325,8 @@ def _assemble_locked(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: s
     man = build_manifest("kg.assemble", cfg, inputs=_manifest_inputs(inp), outputs=outputs, counts=all_counts,
                          timings=timings, models=models, notes=notes,
                          extra={"fingerprint": full_fp, "generation": gen.id, "checksums": checksums,
-                                "options": opts, "graph": cfg["kg"]["graph"]})
+                                "options": opts, "graph": cfg["kg"]["graph"],
+                                **({"linking": run} if run else {})})
     write_manifest(gen.path, man)
     faults.point("assemble.before-publish")
     generations.publish(gen, OUTPUT_NAMES, keep=int(cfg["kg"].get("keep_generations", 2)))
@@ -344,10 +346,11 @@ def _scratch(out_dir: Path) -> Iterator[Path]:
 
 
 def _mentions(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, *, linker: Any, lenient: bool,
-              stats: ReadStats, hook: Hook | None, notes: list[str],
-              timings: dict[str, float]) -> tuple[Iterable[KGMention], LinkCounts, dict[str, Any]]:
+              stats: ReadStats, hook: Hook | None, notes: list[str], timings: dict[str, float],
+              run: dict[str, Any]) -> tuple[Iterable[KGMention], LinkCounts, dict[str, Any]]:
     """The linked mentions, their counts and the manifest's ``models``: read as they are when
-    the source holds mentions linked elsewhere, else linked here (``_link_all``)."""
+    the source holds mentions linked elsewhere, else linked here (``_link_all``, which fills
+    ``run``: where the shards were linked)."""
     if inp.prelinked:
         # read as aggregation consumes them; the counts are set from ``stats`` afterwards
         mentions = read_jsonl(inp.source, KGMention, lenient=lenient, stats=stats)
@@ -356,7 +359,7 @@ def _mentions(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, *, 
         return mentions, counts, {}
     t1 = time.perf_counter()
     linked, counts, linker_info = _link_all(cfg, opts, inp, link_fp, linker=linker, lenient=lenient, stats=stats,
-                                            hook=hook)
+                                            hook=hook, run=run)
     timings["link"] = time.perf_counter() - t1
     if not inp.corpus.is_file():
         notes.append(f"no corpus at {inp.corpus}: titles, URLs and revisions come only from the extractions")
@@ -402,7 +405,7 @@ def _manifest_inputs(inp: _Inputs) -> dict[str, Path]:
 
 def _link_all(
     cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, *,
-    linker: Any, lenient: bool, stats: ReadStats, hook: Hook | None,
+    linker: Any, lenient: bool, stats: ReadStats, hook: Hook | None, run: dict[str, Any] | None = None,
 ) -> tuple[list[Path], LinkCounts, dict[str, Any]]:
     """Link the extractions shard by shard, reusing shards finished by an earlier run with the
     same fingerprint (``linked/``, a ``causalkg.shards`` folder: ``shard-NNNNN.jsonl`` of linked
@@ -411,7 +414,7 @@ def _link_all(
     shards = Shards(inp.out_dir / LINKED_DIR, link_fp)
     lazy = _Linking(cfg, opts, linker, inp, lenient)
     paths, counts, info = _link_extraction_shards(shards, lazy, opts, inp.source, lenient=lenient, stats=stats,
-                                                  hook=hook, progress_mode=cfg["run"]["progress"])
+                                                  hook=hook, progress_mode=cfg["run"]["progress"], run=run)
     if opts["structured"] and inp.corpus.is_file():
         path, c = _link_structured_pages(shards, lazy, opts, inp.corpus, lenient=lenient)
         counts.structured_pairs += c.extractions
@@ -524,10 +527,12 @@ def _link_workers(cfg: Config) -> int:
 
 
 def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any], source: Path, *, lenient: bool,
-                            stats: ReadStats, hook: Hook | None,
-                            progress_mode: str) -> tuple[list[Path], LinkCounts, dict[str, Any]]:
+                            stats: ReadStats, hook: Hook | None, progress_mode: str,
+                            run: dict[str, Any] | None = None) -> tuple[list[Path], LinkCounts, dict[str, Any]]:
     """Every shard of the extractions: kept when an earlier run finished it, else linked and
-    checkpointed (``_link_one_shard``). Returns the shard files in order.
+    checkpointed (``_link_one_shard``). Returns the shard files in order; ``run`` (the
+    manifest's ``linking``) gets where they were linked: the engine, ``where`` (``process``,
+    ``pool`` or ``ray``), the workers, the shards and those resumed, and the Ray engine's retries.
 
     Where the shards are linked: ``run.engine = "ray"``: on a Ray actor pool (``LinkWorker``, one
     linker per actor); ``"local"``: in a pool of ``run.workers`` processes (0: one per core), each
@@ -543,6 +548,8 @@ def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any]
     engine = engine_of(lazy.cfg)
     workers = 1 if lazy.given else _link_workers(lazy.cfg)
     bar = progress(desc="linking shards", unit="shard", total=None, mode=progress_mode)
+    resumed = [0]
+    where = "process"
 
     def finished(i: int, key: str, shard: list[Extraction], text: str, n: int, c: dict[str, Any],
                  info: dict[str, Any]) -> None:
@@ -561,6 +568,7 @@ def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any]
             paths.append(path)
             done = shards.done(key, {"size": len(shard)})
             if done is not None and path.is_file():
+                resumed[0] += 1
                 counts.add(done["counts"])
                 state["info"] = done.get("linker", state["info"])
                 bar.update(1)
@@ -583,11 +591,17 @@ def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any]
                 from itertools import chain
 
                 runner = _ray_link if engine == "ray" else _pool_link_all
+                where = "ray" if engine == "ray" else "pool"
                 lazy.linked_elsewhere = True
                 for (i, key, shard), result in runner(lazy, chain(todo, it), workers, state):
                     finished(i, key, shard, *result)
     finally:
         bar.close()
+        if run is not None:
+            run.update({"engine": engine, "where": where, "workers": 1 if where == "process" else workers,
+                        "shards": len(paths), "shards_resumed": resumed[0]})
+            if "ray" in state:
+                run["ray"] = state["ray"].to_dict()
     return paths, counts, state["info"]
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from causalkg import faults, generations
-from causalkg.contracts import BaseKGLine, Concept, KGEdge, KGMention
+from causalkg.contracts import BaseKGConsequence, BaseKGEvent, BaseKGLine, Concept, KGEdge, KGMention
 from causalkg.errors import SourceError
 from causalkg.jsonl import atomic_write, read_jsonl, to_json_line
 from causalkg.layout import NESTED_FILE, PAIRS_FILE
@@ -98,8 +98,11 @@ def write_outputs(
     nested_path = out_dir / NESTED_FILE
     n_nested = 0
     with atomic_write(nested_path) as fh:
-        for line in iter_nested_lines(edges, concepts, src):
-            fh.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+        # one consequence in memory at a time: a line of a big cause class can be many MB
+        for pieces in iter_nested_texts(edges, concepts, src):
+            for piece in pieces:
+                fh.write(piece)
+            fh.write("\n")
             n_nested += 1
     written.done("nested", nested_path)
 
@@ -181,6 +184,52 @@ def iter_nested_lines(edges: Sequence[KGEdge], concepts: Mapping[str, Concept],
     the edges do not carry them), so one line's mentions are in memory at a time."""
     src = source if source is not None else OWN_MENTIONS
     by_id = {e.edge_id: e for e in edges}
+    for cause, group, n_sents, n_docs in _nested_groups(edges, by_id, src):
+        line = {
+            "event": _nested_event(cause, group, concepts),
+            "consequences": [_consequence(e, by_id, concepts, src) for e in group],
+            "support": {"sentences": n_sents, "documents": n_docs, "edges": len(group)},
+        }
+        BaseKGLine.model_validate(line)
+        yield line
+
+
+def iter_nested_texts(edges: Sequence[KGEdge], concepts: Mapping[str, Concept],
+                      source: EdgeMentions | None = None) -> Iterator[Iterator[str]]:
+    """The lines of ``iter_nested_lines`` as compact JSON text, each line an iterator of
+    pieces whose concatenation is ``json.dumps(line, ensure_ascii=False, separators=(",", ":"))``:
+    a line is built and validated one consequence at a time, so the memory is one class edge's
+    mentions (with its examples'), not the whole line's."""
+    src = source if source is not None else OWN_MENTIONS
+    by_id = {e.edge_id: e for e in edges}
+
+    def pieces(cause: str, group: list[KGEdge], n_sents: int, n_docs: int) -> Iterator[str]:
+        event = _nested_event(cause, group, concepts)
+        BaseKGEvent.model_validate(event)
+        yield '{"event":' + _compact(event) + ',"consequences":['
+        for i, e in enumerate(group):
+            item = _consequence(e, by_id, concepts, src)
+            BaseKGConsequence.model_validate(item)
+            yield ("," if i else "") + _compact(item)
+        yield '],"support":' + _compact({"sentences": n_sents, "documents": n_docs, "edges": len(group)}) + "}"
+
+    for cause, group, n_sents, n_docs in _nested_groups(edges, by_id, src):
+        yield pieces(cause, group, n_sents, n_docs)
+
+
+def _compact(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def _nested_event(cause: str, group: list[KGEdge], concepts: Mapping[str, Concept]) -> dict[str, Any]:
+    label = group[0].cause.label
+    return {"id": cause, "label": label, "labels": _labels(cause, label, concepts)}
+
+
+def _nested_groups(edges: Sequence[KGEdge], by_id: Mapping[str, KGEdge],
+                   src: EdgeMentions) -> list[tuple[str, list[KGEdge], int, int]]:
+    """The nested file's lines in order: (cause class, its class edges best first, distinct
+    sentences, distinct documents), by support (distinct sentences behind the line)."""
     groups: dict[str, list[KGEdge]] = defaultdict(list)
     for e in edges:
         if e.level == "class":
@@ -197,16 +246,7 @@ def iter_nested_lines(edges: Sequence[KGEdge], concepts: Mapping[str, Concept],
                     sents |= src.sentences(by_id[ex.edge_id])
         order.append(((-len(sents), qid_number(cause)), cause, len(sents), len({d for d, _, _ in sents})))
     order.sort(key=lambda x: x[0])
-    for _, cause, n_sents, n_docs in order:
-        group = groups[cause]
-        label = group[0].cause.label
-        line = {
-            "event": {"id": cause, "label": label, "labels": _labels(cause, label, concepts)},
-            "consequences": [_consequence(e, by_id, concepts, src) for e in group],
-            "support": {"sentences": n_sents, "documents": n_docs, "edges": len(group)},
-        }
-        BaseKGLine.model_validate(line)
-        yield line
+    return [(cause, groups[cause], n_sents, n_docs) for _, cause, n_sents, n_docs in order]
 
 
 def _labels(qid: str, label: str | None, concepts: Mapping[str, Concept]) -> list[str]:

@@ -151,6 +151,10 @@ def test_inner_assemble_links_on_ray_to_the_local_bytes_and_resumes(world, clust
     assert len([n for n in local if n.startswith("linked/shard-") and n.endswith(".jsonl")]) >= 2
     result = run("asm-ray", **{"run.engine": "ray"})
     assert files(result.out) == local
+    n = len([n for n in local if n.startswith("linked/shard-") and n.endswith(".done.json")])
+    linking = json.loads((result.out / "manifest.json").read_text())["linking"]
+    assert linking["where"] == "ray" and linking["shards"] == n and linking["shards_resumed"] == 0
+    assert linking["ray"]["tasks"] == n and linking["ray"]["retries"] == 0
     linked = result.out / "linked"
     (linked / "shard-00001.jsonl").unlink()
     (linked / "shard-00001.done.json").unlink()
@@ -160,6 +164,8 @@ def test_inner_assemble_links_on_ray_to_the_local_bytes_and_resumes(world, clust
              hook=lambda e, i: shards.append(i["index"]) if e == "shard" else 0)
     assert shards == [1]
     assert files(result.out) == local
+    linking = json.loads((result.out / "manifest.json").read_text())["linking"]
+    assert linking["shards_resumed"] == n - 1 and linking["ray"]["tasks"] == 1
 
 
 KILLED_DRIVER = """

@@ -16,7 +16,7 @@ from causalkg.kg import assemble as A
 from causalkg.kg.aggregate import AggregateCounts, aggregate, aggregate_on_disk, apply_confidence
 from causalkg.kg.assemble import _options
 from causalkg.kg.inputs import load_concepts
-from causalkg.kg.kgfiles import nested_lines, write_outputs
+from causalkg.kg.kgfiles import iter_nested_texts, nested_lines, write_outputs
 from causalkg.kg.mentionstore import MentionStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,7 +57,12 @@ def test_on_disk_edges_write_the_same_files_as_edges_with_their_mentions(gold, c
         kg.edges = apply_confidence(kg.edges, threshold, counts_disk, features_of=kg.features)
         assert [e.edge_id for e in kg.edges] == [e.edge_id for e in full]
         assert [kg.full(e) for e in kg.edges] == full
-        assert nested_lines(kg.edges, concepts, kg) == nested_lines(full, concepts)
+        lines = nested_lines(full, concepts)
+        assert nested_lines(kg.edges, concepts, kg) == lines and len(lines) >= 2
+        # the file's text, written one consequence at a time, is each whole line's JSON
+        texts = ["".join(pieces) for pieces in iter_nested_texts(kg.edges, concepts, kg)]
+        assert texts == [json.dumps(x, ensure_ascii=False, separators=(",", ":")) for x in lines]
+        assert any(len(x["consequences"]) >= 2 for x in lines)
         write_outputs(kg.edges, concepts, tmp_path / "disk", opts, verify=True, source=kg)
         assert kg.documents() == len({m.doc_id for e in full for m in e.mentions})
     assert counts_disk == counts_mem

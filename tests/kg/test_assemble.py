@@ -498,6 +498,9 @@ def test_a_pool_of_two_linking_workers_gives_the_same_bytes_and_resumes(tmp_path
     for name in one:
         assert one[name] == two[name], name
     assert results[1].counts == results[2].counts and results[2].counts["link_extractions"] == 14
+    man = {w: json.loads((results[w].out / "manifest.json").read_text())["linking"] for w in (1, 2)}
+    assert man[1] == {"engine": "local", "where": "process", "workers": 1, "shards": 5, "shards_resumed": 0}
+    assert man[2] == {"engine": "local", "where": "pool", "workers": 2, "shards": 5, "shards_resumed": 0}
 
     # a partial run: shards 1 to 4 lost; the pool relinks only those, to the same bytes
     linked = results[2].out / "linked"
@@ -508,6 +511,7 @@ def test_a_pool_of_two_linking_workers_gives_the_same_bytes_and_resumes(tmp_path
     again = A.assemble(cfg(2), **inputs, out=tmp_path / "w2", force=True,
                        hook=lambda e, i: shards.append(i["index"]) if e == "shard" else 0)
     assert shards == [1, 2, 3, 4] and used == [2, 2]
+    assert json.loads((again.out / "manifest.json").read_text())["linking"]["shards_resumed"] == 1
     assert _kg_files(again.out) == one
 
 
