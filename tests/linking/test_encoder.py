@@ -33,6 +33,30 @@ def test_batch_size_does_not_change_the_vectors(enc):
     assert np.allclose(enc.encode(texts, batch_size=1), enc.encode(texts, batch_size=4), atol=1e-5)
 
 
+def test_the_vectors_are_the_same_bits_whatever_the_batch_and_the_threads(enc):
+    """On the CPU each forward pass runs on one PyTorch thread (the batches on a pool of Python
+    threads): with two intra-op threads the same phrase got vectors 1e-7 apart with the batch
+    around it, which changed a link score's sixth decimal between a pool worker and the driver."""
+    import torch
+
+    texts = [f"{w} {i}" if i % 3 else w for i, w in enumerate(
+        ["war", "famine", "a flood after heavy rain", "protests in the capital", "the 2004 tsunami",
+         "disease", "an earthquake off the coast of Sumatra", "boycotts"] * 6)]
+    before = torch.get_num_threads()
+    runs = []
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            for size in (1, 5, 32, 256):
+                runs.append(enc.encode(texts, batch_size=size))
+            runs.append(np.vstack([enc.encode(texts[:7], batch_size=256), enc.encode(texts[7:], batch_size=256)]))
+            assert torch.get_num_threads() == threads  # given back as it was
+    finally:
+        torch.set_num_threads(before)
+    for other in runs[1:]:
+        assert np.array_equal(runs[0], other)
+
+
 def test_identity_and_fingerprint(enc, tmp_path):
     assert enc.model_id == "all-MiniLM-L6-v2" and enc.device == "cpu" and enc.max_seq_length == 256
     fp = enc.fingerprint
