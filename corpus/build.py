@@ -27,7 +27,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from causalkg.cache import DiskCache
 from causalkg.config import Config
@@ -241,16 +241,17 @@ def _fetch(cfg: Config, engine: Engine, settings: wikidata.WikidataSettings, *, 
     return _Fetched(discovered, instances, members, facts, terms, class_set, superclasses, counts)
 
 
-def _output_counts(f: _Fetched, event_classes: list, concepts: list, lines: list, kg_stats: Any) -> dict[str, Any]:
+def _output_counts(f: _Fetched, event_classes: list, concepts: Mapping[str, int], lines: list,
+                   kg_stats: Any) -> dict[str, Any]:
     pairs_c, pairs_i = basekg.class_pairs(lines), basekg.instance_pairs(lines)
     return {
         "event_classes": len(event_classes),
         "event_classes_seed": sum(1 for e in event_classes if e.seed),
         "event_classes_discovered": len(f.discovered),
-        "concepts": len(concepts),
-        "concepts_class": sum(1 for c in concepts if c.kind == "class"),
-        "concepts_instance": sum(1 for c in concepts if c.kind == "instance"),
-        "concepts_with_enwiki_title": sum(1 for c in concepts if c.enwiki_title),
+        "concepts": concepts["concepts"],
+        "concepts_class": concepts["concepts_class"],
+        "concepts_instance": concepts["concepts_instance"],
+        "concepts_with_enwiki_title": concepts["concepts_with_enwiki_title"],
         "instances_of_seed_classes": len(f.members),
         "base_kg_lines": len(lines),
         "base_kg_class_pairs": len(pairs_c),
@@ -298,16 +299,24 @@ def build_wikidata(
     # instances of a seed class: the linker must be able to name both ends of an example.
     lifted_effects = {x.effect for x in f.facts
                       if x.cause in f.members and basekg.effect_classes(f.terms.get(x.effect))}
-    concepts = wikidata.concept_records(settings.seeds, f.class_set, f.instances, lifted_effects, f.terms,
-                                        f.superclasses)
+    # The concepts are written as they are made, counted on the way (not held as a list).
+    concept_counts = {"concepts": 0, "concepts_class": 0, "concepts_instance": 0, "concepts_with_enwiki_title": 0}
+
+    def concepts() -> Iterator[Any]:
+        for c in wikidata.iter_concept_records(settings.seeds, f.class_set, f.instances, lifted_effects, f.terms,
+                                               f.superclasses):
+            concept_counts["concepts"] += 1
+            concept_counts[f"concepts_{c.kind}"] += 1
+            concept_counts["concepts_with_enwiki_title"] += bool(c.enwiki_title)
+            yield c
 
     out_dir = wikidata_dir(cfg)
     t0 = time.perf_counter()
-    outputs = _write_all(out_dir, {"event_classes": event_classes, "concepts": concepts, "base_kg": lines})
+    outputs = _write_all(out_dir, {"event_classes": event_classes, "concepts": concepts(), "base_kg": lines})
     timings["write"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - t_all
 
-    counts_out = _output_counts(f, event_classes, concepts, lines, kg_stats)
+    counts_out = _output_counts(f, event_classes, concept_counts, lines, kg_stats)
     stats = engine.stats.to_dict()
     manifest = build_manifest(
         "corpus.wikidata", cfg,
@@ -364,18 +373,21 @@ def _notes(chosen: str, discovered: dict, counting: bool,
     return notes, not_computed
 
 
-def _write_all(out_dir: Path, files: dict[str, list]) -> dict[str, dict[str, Any]]:
-    """Write every output atomically; the renames happen only once all of them are written,
-    so an error leaves none of them half-written (and the previous ones in place)."""
+def _write_all(out_dir: Path, files: dict[str, Iterable[Any]]) -> dict[str, dict[str, Any]]:
+    """Write every output atomically (its records from a list or an iterator, read once); the
+    renames happen only once all of them are written, so an error leaves none of them
+    half-written (and the previous ones in place)."""
     outputs: dict[str, dict[str, Any]] = {}
     with contextlib.ExitStack() as stack:
         for key, records in files.items():
             path = out_dir / OUTPUT_FILES[key]
             fh = stack.enter_context(atomic_write(path))
+            n = 0
             for record in records:
                 fh.write(to_json_line(record))
                 fh.write("\n")
-            outputs[key] = {"path": str(path), "records": len(records)}
+                n += 1
+            outputs[key] = {"path": str(path), "records": n}
     for key, info in outputs.items():
         info["sha256"] = file_sha256(info["path"])
     return outputs

@@ -20,7 +20,7 @@ queries on either. Flow: ``corpus.build`` calls these, then ``corpus.basekg``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from causalkg.config import Config
 from causalkg.contracts import Concept, EventClass
@@ -129,16 +129,16 @@ def select_paged(engine: Engine, build, page_size: int, *, var: str, unique: boo
 
 
 def select_batched(engine: Engine, qids: Iterable[str], size: int, page_size: int, build, *,
-                   var: str = "item", unique: bool = False, paging: str = "keyset") -> list[dict[str, Any]]:
-    """Run ``build(batch, limit, offset, label, key)`` over VALUES batches of ``qids``, each paged
-    (by key on ``var`` unless ``paging="offset"``)."""
-    rows: list[dict[str, Any]] = []
+                   var: str = "item", unique: bool = False, paging: str = "keyset") -> Iterator[dict[str, Any]]:
+    """The rows of ``build(batch, limit, offset, label, key)`` over VALUES batches of ``qids``,
+    each paged (by key on ``var`` unless ``paging="offset"``), yielded one batch's rows at a
+    time: the caller folds them as they come, so no list of every row of every batch is held
+    (at 68,391 items the terms query alone returns about a million rows)."""
     chunks = Q.batches(qids, size)
     for i, chunk in enumerate(chunks, 1):
         label = f"batch {i}/{len(chunks)}" if len(chunks) > 1 else ""
-        rows.extend(select_paged(engine, lambda limit, offset, key, c=chunk, lb=label: build(c, limit, offset, lb, key),
-                                 page_size, var=var, unique=unique, paging=paging))
-    return rows
+        yield from select_paged(engine, lambda limit, offset, key, c=chunk, lb=label: build(c, limit, offset, lb, key),
+                                page_size, var=var, unique=unique, paging=paging)
 
 
 def row_qid(row: Mapping[str, Any], var: str) -> str | None:
@@ -289,7 +289,21 @@ def concept_records(
     terms: Mapping[str, Terms],
     superclasses: Mapping[str, set[str]],
 ) -> list[Concept]:
-    """The linking vocabulary, sorted by QID number.
+    """The linking vocabulary, sorted by QID number, as a list (``iter_concept_records`` yields
+    the same records one at a time, which is what the corpus build writes from)."""
+    return list(iter_concept_records(seeds, classes, instances_by_seed, extra_instances, terms, superclasses))
+
+
+def iter_concept_records(
+    seeds: Sequence[str],
+    classes: Iterable[str],
+    instances_by_seed: Mapping[str, Sequence[str]],
+    extra_instances: Iterable[str],
+    terms: Mapping[str, Terms],
+    superclasses: Mapping[str, set[str]],
+) -> Iterator[Concept]:
+    """The linking vocabulary, sorted by QID number, one record at a time (at 181,006 concepts
+    the list of records would hold about half a GB).
 
     Classes: the seed classes and the Base KG's classes (``kind="class"``), with the seed
     classes they are (for a seed: itself) or are subclasses of. Instances: every instance of a
@@ -302,7 +316,6 @@ def concept_records(
         for item in items:
             member_of.setdefault(item, set()).add(seed)
     instance_set = (set(member_of) | set(extra_instances)) - class_set
-    out: list[Concept] = []
     seedset = set(seeds)
     for qid in sorted(class_set | instance_set, key=Q.qid_key):
         t = terms.get(qid) or Terms()
@@ -314,9 +327,8 @@ def concept_records(
             kind = "class"
         else:
             kind = "instance"
-        out.append(Concept(
+        yield Concept(
             id=qid, kind=kind, label=t.label, aliases=list(t.aliases), description=t.description,
             instance_of=list(t.instance_of), subclass_of=list(t.subclass_of),
             seed_classes=sorted(under, key=Q.qid_key), enwiki_title=t.enwiki_title,
-        ))
-    return out
+        )

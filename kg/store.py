@@ -153,27 +153,60 @@ def count_graph(store: Any, graph: str) -> int:
 
 
 def load_graph(store: Any, g: GraphFiles) -> int:
-    """Replace the named graph ``g.graph`` by the triples of ``g.files``, atomically (bulk load
-    into a staging graph, then one update that drops the old graph and moves the new one in).
-    Returns the triple count now in the graph; raises StoreError when it is not ``g.triples``."""
+    """Put the triples of ``g.files`` into the named graph ``g.graph`` and return the count now
+    in it; raises StoreError when it is not ``g.triples``.
+
+    Into a graph that is empty (the export's fresh, unpublished generation: readers see the new
+    store only when it is published whole), the files are bulk-loaded straight into the graph:
+    memory stays bounded by the loader, whatever the graph's size. A graph that already holds
+    triples is replaced atomically inside this store instead (bulk load into a staging graph,
+    then one update that drops the old graph and moves the new one in); that transaction holds
+    the whole graph in memory (about 3 GB per million triples), which the export avoids."""
     import pyoxigraph
 
     target = pyoxigraph.NamedNode(g.graph)
     staging = pyoxigraph.NamedNode(staging_iri(g.graph))
     store.remove_graph(staging)  # a staging graph left by a killed export
+    direct = not any(True for _ in store.quads_for_pattern(None, None, None, target))
+    into = target if direct else staging
     for path in g.files:
         try:
-            store.bulk_load(path=str(path), format=pyoxigraph.RdfFormat.N_TRIPLES, to_graph=staging)
+            store.bulk_load(path=str(path), format=pyoxigraph.RdfFormat.N_TRIPLES, to_graph=into)
         except SyntaxError as exc:
-            store.remove_graph(staging)
+            store.remove_graph(into)
             raise StoreError(f"{path}: Oxigraph cannot parse it: {exc}", hint="run causalkg kg assemble --force") from None
-    # Terms printed by pyoxigraph are valid SPARQL IRIs (<...>), escaped by the library.
     faults.point("export.graph-staged")
-    store.update(f"DROP SILENT GRAPH {target} ; MOVE SILENT GRAPH {staging} TO GRAPH {target}")
+    if not direct:
+        # Terms printed by pyoxigraph are valid SPARQL IRIs (<...>), escaped by the library.
+        store.update(f"DROP SILENT GRAPH {target} ; MOVE SILENT GRAPH {staging} TO GRAPH {target}")
     n = count_graph(store, g.graph)
     if n != g.triples:
         raise StoreError(f"graph <{g.graph}> holds {n} triples after loading, expected {g.triples}")
     return n
+
+
+def copy_other_graphs(src: Any, dst: Any, skip: set[str], scratch: Path) -> dict[str, int]:
+    """Copy every graph of store ``src`` except the named graphs in ``skip`` (and staging graphs
+    a killed export left) into store ``dst``, graph by graph through an N-Triples file in
+    ``scratch`` and a bulk load, so memory stays bounded whatever their size. Returns the
+    triples copied per graph (``""`` for the default graph). Blank nodes keep their identity
+    within a graph."""
+    import pyoxigraph
+
+    graphs: list[Any] = [pyoxigraph.DefaultGraph()]
+    graphs += [g for g in src.named_graphs() if g.value not in skip and not is_staging(g.value)]
+    copied: dict[str, int] = {}
+    for i, graph in enumerate(graphs):
+        path = scratch / f"copy-{i}.nt"
+        try:
+            src.dump(str(path), format=pyoxigraph.RdfFormat.N_TRIPLES, from_graph=graph)
+            if path.stat().st_size:
+                dst.bulk_load(path=str(path), format=pyoxigraph.RdfFormat.N_TRIPLES,
+                              to_graph=graph if isinstance(graph, pyoxigraph.NamedNode) else None)
+                copied[getattr(graph, "value", "")] = sum(1 for _ in dst.quads_for_pattern(None, None, None, graph))
+        finally:
+            path.unlink(missing_ok=True)
+    return copied
 
 
 @dataclass
@@ -337,21 +370,20 @@ def _export_local(cfg: Config, plan: ExportPlan, folder: Path, force: bool, t0: 
     with generations.writer_lock(folder, "kg export"):
         gen = generations.begin(folder)  # removes what a killed export left (staging graph and all)
         db = gen.path / "oxigraph"
-        with reading_store(folder) as (old, _):
-            if old.is_dir():
-                # The current database, copied (hard links): named graphs loaded by others are kept.
-                src = _open(old, read_only=True)
-                try:
-                    src.backup(str(db))
-                except OSError as exc:
-                    raise StoreError(f"cannot copy the triple store {old}: {exc}") from None
-                finally:
-                    del src
-        st = _open(db)
+        st = _open(db)  # a new database; published (atomically, whole) only once every graph is in
         counts: dict[str, int] = {}
         try:
-            for leftover in [g for g in st.named_graphs() if is_staging(g.value)]:
-                st.remove_graph(leftover)  # staging graphs of a store written before generations
+            with reading_store(folder) as (old, _):
+                if old.is_dir():
+                    # The graphs this export does not replace (loaded by others) are copied over;
+                    # the replaced ones are loaded fresh, never deleted triple by triple.
+                    src = _open(old, read_only=True)
+                    try:
+                        copy_other_graphs(src, st, {g.graph for g in plan.graphs}, gen.path)
+                    except OSError as exc:
+                        raise StoreError(f"cannot copy the triple store {old}: {exc}") from None
+                    finally:
+                        del src
             for g in plan.graphs:
                 counts[g.graph] = load_graph(st, g)
             st.flush()

@@ -97,6 +97,50 @@ def test_a_staging_graph_left_by_a_killed_export_is_discarded(tmp_path):
     assert K.query(cfg, 'ASK { ?s ?p "half-loaded" }', union=True).boolean is False
 
 
+def test_export_keeps_the_graphs_it_does_not_replace(tmp_path):
+    """The new generation is a new database: the KG and Base KG graphs are bulk-loaded into it
+    fresh, and every other graph of the current store (a user's named graph, the default graph,
+    blank nodes shared by two triples) is copied over unchanged."""
+    cfg = _project(tmp_path)
+    K.export(cfg)
+    st = pyoxigraph.Store(str(K.store_dir(cfg) / "oxigraph"))
+    ex = "http://example.org/"
+    mine, b = pyoxigraph.NamedNode(ex + "mine"), pyoxigraph.BlankNode()
+    st.add(pyoxigraph.Quad(pyoxigraph.NamedNode(ex + "s"), pyoxigraph.NamedNode(ex + "p"), b, mine))
+    st.add(pyoxigraph.Quad(b, pyoxigraph.NamedNode(ex + "q"), pyoxigraph.Literal("kept ü"), mine))
+    st.add(pyoxigraph.Quad(pyoxigraph.NamedNode(ex + "d"), pyoxigraph.NamedNode(ex + "p"), pyoxigraph.Literal("default")))
+    st.flush()
+    del st
+    A.assemble(cfg.with_overrides({"kg.lift": "none"}), linked=FIX / "linked.jsonl", concepts=FIX / "concepts.jsonl")
+    K.export(cfg)
+    counts = K.store_counts(cfg)
+    assert counts[ex + "mine"] == 2
+    manifest = json.loads((tmp_path / "data" / "kg" / "manifest.json").read_text())
+    assert counts[KG_GRAPH] == manifest["counts"]["triples"]
+    joined = K.query(cfg, 'ASK { GRAPH <http://example.org/mine> { <http://example.org/s> <http://example.org/p> ?b . '
+                          '?b <http://example.org/q> "kept ü" } }', union=False)
+    assert joined.boolean is True  # the blank node still joins the two triples
+    assert '<http://example.org/d> <http://example.org/p> "default"' in "\n".join(_quads(cfg))  # the default graph
+
+
+def test_load_graph_replaces_a_graph_that_holds_triples_in_place(tmp_path):
+    """Into a store whose graph already holds triples, load_graph replaces it atomically
+    (staging graph + MOVE): the old triples are gone, the count checked, no staging left."""
+    cfg = _project(tmp_path)
+    plan = K.plan_export(cfg, with_base_kg=False)
+    try:
+        st = pyoxigraph.Store()
+        g = plan.graphs[0]
+        st.add(pyoxigraph.Quad(pyoxigraph.NamedNode("http://example.org/old"), pyoxigraph.NamedNode("http://example.org/p"),
+                               pyoxigraph.Literal("old"), pyoxigraph.NamedNode(g.graph)))
+        assert K.load_graph(st, g) == g.triples
+        assert K.load_graph(st, g) == g.triples  # again: replaced, not added to
+        assert not list(st.quads_for_pattern(pyoxigraph.NamedNode("http://example.org/old"), None, None))
+        assert [n.value for n in st.named_graphs()] == [g.graph]
+    finally:
+        plan.cleanup()
+
+
 def _doc_queries() -> dict[str, str]:
     text = (REPO / "docs" / "kg.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```sparql\n(.*?)```", text, flags=re.S)
