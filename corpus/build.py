@@ -303,8 +303,8 @@ def build_wikidata(
     concept_counts = {"concepts": 0, "concepts_class": 0, "concepts_instance": 0, "concepts_with_enwiki_title": 0}
 
     def concepts() -> Iterator[Any]:
-        for c in wikidata.iter_concept_records(settings.seeds, f.class_set, f.instances, lifted_effects, f.terms,
-                                               f.superclasses):
+        for c in wikidata.concept_records(settings.seeds, f.class_set, f.instances, lifted_effects, f.terms,
+                                          f.superclasses):
             concept_counts["concepts"] += 1
             concept_counts[f"concepts_{c.kind}"] += 1
             concept_counts["concepts_with_enwiki_title"] += bool(c.enwiki_title)

@@ -10,7 +10,7 @@
   batches.
 - ``seed_superclasses`` and ``sitelinked_counts``: which seed classes a class falls under, and
   how many direct instances of a class have a Wikinews / Wikipedia article.
-- ``event_class_records`` and ``concept_records``: the lines of ``event_classes.jsonl`` and
+- ``event_class_records`` and ``concept_records`` (yielded): the lines of ``event_classes.jsonl`` and
   ``concepts.jsonl`` (``EventClass`` and ``Concept`` of ``causalkg.contracts``).
 
 Everything takes an ``Engine`` (the live client or the snapshot engine) and runs the same
@@ -288,22 +288,9 @@ def concept_records(
     extra_instances: Iterable[str],
     terms: Mapping[str, Terms],
     superclasses: Mapping[str, set[str]],
-) -> list[Concept]:
-    """The linking vocabulary, sorted by QID number, as a list (``iter_concept_records`` yields
-    the same records one at a time, which is what the corpus build writes from)."""
-    return list(iter_concept_records(seeds, classes, instances_by_seed, extra_instances, terms, superclasses))
-
-
-def iter_concept_records(
-    seeds: Sequence[str],
-    classes: Iterable[str],
-    instances_by_seed: Mapping[str, Sequence[str]],
-    extra_instances: Iterable[str],
-    terms: Mapping[str, Terms],
-    superclasses: Mapping[str, set[str]],
 ) -> Iterator[Concept]:
-    """The linking vocabulary, sorted by QID number, one record at a time (at 181,006 concepts
-    the list of records would hold about half a GB).
+    """The linking vocabulary, sorted by QID number, yielded one record at a time (the corpus
+    build writes them as they come: at 181,006 concepts a list would hold about half a GB).
 
     Classes: the seed classes and the Base KG's classes (``kind="class"``), with the seed
     classes they are (for a seed: itself) or are subclasses of. Instances: every instance of a

@@ -185,17 +185,15 @@ def load_graph(store: Any, g: GraphFiles) -> int:
     return n
 
 
-def copy_other_graphs(src: Any, dst: Any, skip: set[str], scratch: Path) -> dict[str, int]:
+def copy_other_graphs(src: Any, dst: Any, skip: set[str], scratch: Path) -> None:
     """Copy every graph of store ``src`` except the named graphs in ``skip`` (and staging graphs
     a killed export left) into store ``dst``, graph by graph through an N-Triples file in
-    ``scratch`` and a bulk load, so memory stays bounded whatever their size. Returns the
-    triples copied per graph (``""`` for the default graph). Blank nodes keep their identity
-    within a graph."""
+    ``scratch`` and a bulk load, so memory stays bounded whatever their size. Blank nodes keep
+    their identity within a graph."""
     import pyoxigraph
 
     graphs: list[Any] = [pyoxigraph.DefaultGraph()]
     graphs += [g for g in src.named_graphs() if g.value not in skip and not is_staging(g.value)]
-    copied: dict[str, int] = {}
     for i, graph in enumerate(graphs):
         path = scratch / f"copy-{i}.nt"
         try:
@@ -203,10 +201,8 @@ def copy_other_graphs(src: Any, dst: Any, skip: set[str], scratch: Path) -> dict
             if path.stat().st_size:
                 dst.bulk_load(path=str(path), format=pyoxigraph.RdfFormat.N_TRIPLES,
                               to_graph=graph if isinstance(graph, pyoxigraph.NamedNode) else None)
-                copied[getattr(graph, "value", "")] = sum(1 for _ in dst.quads_for_pattern(None, None, None, graph))
         finally:
             path.unlink(missing_ok=True)
-    return copied
 
 
 @dataclass

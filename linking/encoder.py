@@ -295,16 +295,12 @@ class Encoder:
             return tok.pad([{k: enc[k][i] for k in keys} for i in idx], padding="max_length", max_length=bucket,
                            return_tensors="np")
 
+        forward = self._forward_onnx if self._session is not None else self._forward_torch
         try:
-            if self._session is not None:
-                for batch in batches:
-                    out[batch[1]] = self._forward_onnx(feats(batch))
-                    bar.update(len(batch[1]))
-            else:
-                with _torch_batches_in_threads(self.model.device.type == "cpu") as run:
-                    for idx, vectors in run(lambda batch: (batch[1], self._forward_torch(feats(batch))), batches):
-                        out[idx] = vectors
-                        bar.update(len(idx))
+            with _torch_batches_in_threads(self._session is None and self.model.device.type == "cpu") as run:
+                for idx, vectors in run(lambda batch: (batch[1], forward(feats(batch))), batches):
+                    out[idx] = vectors
+                    bar.update(len(idx))
         finally:
             bar.close()
         return out
@@ -329,7 +325,8 @@ class Encoder:
 
 @contextlib.contextmanager
 def _torch_batches_in_threads(cpu: bool):
-    """``run(fn, batches)``: ``fn`` over the batches in order. On the CPU each forward pass runs
+    """``run(fn, batches)``: ``fn`` over the batches in order (a plain ``map`` unless ``cpu``:
+    PyTorch on the CPU). On the CPU each forward pass runs
     on one PyTorch thread and the batches go to a pool of as many Python threads as PyTorch had
     (its operators release the GIL): with several intra-op threads PyTorch's kernels split a
     batch's work by its shape, so the same text got vectors differing in the 7th digit with the
