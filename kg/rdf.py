@@ -19,7 +19,10 @@ uploaded separately and a retried upload never duplicates anything):
   Wikipedia page and ``prov:wasQuotedFrom`` the page revision.
 
 Literals and IRIs are rdflib terms, so quotes, newlines and any script are escaped by rdflib;
-each triple is produced exactly once, so the number of N-Triples lines is the triple count.
+each triple is produced exactly once, so the number of N-Triples lines is the triple count. The
+writer renders the terms with rdflib's own functions but lays out the statements itself
+(rdflib's Turtle serialiser, general and slow, took 10.8 of 17 s at 108k triples); a test holds
+its output to rdflib's, byte for byte.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from rdflib import RDF, RDFS, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SDO, XSD
+from rdflib.plugins.serializers.nt import _quoteLiteral
 
 from causalkg.contracts import BaseKGLine, Concept, KGEdge, KGMention, is_qid
 from causalkg.errors import SchemaError, StoreError
@@ -58,6 +62,23 @@ PREFIXES: dict[str, str] = {
 }
 
 Triple = tuple[URIRef, URIRef, URIRef | Literal]
+
+
+class _Terms:
+    """A namespace's terms by attribute, each made once: rdflib's namespaces make a new term on
+    every attribute access (about 1 microsecond each, several per triple at scale)."""
+
+    def __init__(self, namespace) -> None:
+        self._namespace = namespace
+
+    def __getattr__(self, name: str) -> URIRef:
+        term = getattr(self._namespace, name)
+        setattr(self, name, term)
+        return term
+
+
+_RDF, _RDFS, _CK, _WDT, _SDO, _PROV, _DCT = (_Terms(ns) for ns in (RDF, RDFS, CK, WDT, SDO, PROV, DCTERMS))
+_XSD_INTEGER, _XSD_DECIMAL = XSD.integer, XSD.decimal
 
 # Characters RFC 3987 does not allow anywhere in an IRI; Wikipedia URLs may hold some of them.
 _IRI_UNSAFE = re.compile(r'[\x00-\x20<>"{}|\\^`\x7f-\x9f]')
@@ -141,13 +162,13 @@ def safe_iri(url: str) -> str | None:
 
 
 def _int(value: int) -> Literal:
-    return Literal(int(value), datatype=XSD.integer)
+    return Literal(int(value), datatype=_XSD_INTEGER)
 
 
 def _score(value: float) -> Literal:
     # xsd:decimal of the value rounded to six places: exact, readable in Turtle ("0.93", not
     # "9.3e-01"), and the same on every platform.
-    return Literal(Decimal(repr(round(float(value), 6))), datatype=XSD.decimal)
+    return Literal(Decimal(repr(round(float(value), 6))), datatype=_XSD_DECIMAL)
 
 
 def _text(value: str) -> Literal:
@@ -180,14 +201,14 @@ def node_info(qid: str, concept: Concept | None, *, label: str | None, kind: str
 
 def node_triples(node: NodeInfo, options: RdfOptions) -> list[Triple]:
     s = entity(node.qid)
-    out: list[Triple] = [(s, RDF.type, CK.ClassConcept if node.kind == "class" else CK.InstanceConcept)]
+    out: list[Triple] = [(s, _RDF.type, _CK.ClassConcept if node.kind == "class" else _CK.InstanceConcept)]
     if node.label:
-        out.append((s, RDFS.label, Literal(node.label, lang=options.lang)))
+        out.append((s, _RDFS.label, Literal(node.label, lang=options.lang)))
     for q in node.seed_classes:
-        out.append((s, CK.seedClass, entity(q)))
+        out.append((s, _CK.seedClass, entity(q)))
     for q in node.instance_of:
         # A Wikidata statement copied from the concepts file (P31), so joins with Wikidata work.
-        out.append((s, WDT.P31, entity(q)))
+        out.append((s, _WDT.P31, entity(q)))
     return out
 
 
@@ -203,19 +224,19 @@ class PageInfo:
 
 def page_triples(page: PageInfo) -> list[Triple]:
     s = URIRef(page.iri)
-    out: list[Triple] = [(s, RDF.type, SDO.Article), (s, CK.pageId, _text(page.doc_id))]
+    out: list[Triple] = [(s, _RDF.type, _SDO.Article), (s, _CK.pageId, _text(page.doc_id))]
     if page.title:
-        out.append((s, DCTERMS.title, _text(page.title)))
+        out.append((s, _DCT.title, _text(page.title)))
     if page.about and is_qid(page.about):
-        out.append((s, SDO.about, entity(page.about)))
+        out.append((s, _SDO.about, entity(page.about)))
     return out
 
 
 def revision_triples(revision_iri: str, page_iri: str | None, revision_id: int) -> list[Triple]:
     s = URIRef(revision_iri)
-    out: list[Triple] = [(s, RDF.type, PROV.Entity), (s, CK.revisionId, _int(revision_id))]
+    out: list[Triple] = [(s, _RDF.type, _PROV.Entity), (s, _CK.revisionId, _int(revision_id))]
     if page_iri:
-        out.append((s, PROV.specializationOf, URIRef(page_iri)))
+        out.append((s, _PROV.specializationOf, URIRef(page_iri)))
     return out
 
 
@@ -228,38 +249,38 @@ def revision_iri_for(options: RdfOptions, revision_id: int | None) -> str | None
 def mention_triples(m: KGMention, options: RdfOptions) -> list[Triple]:
     s = mention_iri(m.mention_id)
     out: list[Triple] = [
-        (s, RDF.type, CK.Mention),
-        (s, CK.documentId, _text(m.doc_id)),
-        (s, SDO.text, _text(m.sentence.text)),
-        (s, CK.sentenceStart, _int(m.sentence.start)),
-        (s, CK.sentenceEnd, _int(m.sentence.end)),
-        (s, CK.causeText, _text(m.cause.text)),
-        (s, CK.causeStart, _int(m.cause.start)),
-        (s, CK.causeEnd, _int(m.cause.end)),
-        (s, CK.causeConcept, entity(m.cause.qid)),
-        (s, CK.causeLinkScore, _score(m.cause.link_score)),
-        (s, CK.effectText, _text(m.effect.text)),
-        (s, CK.effectStart, _int(m.effect.start)),
-        (s, CK.effectEnd, _int(m.effect.end)),
-        (s, CK.effectConcept, entity(m.effect.qid)),
-        (s, CK.effectLinkScore, _score(m.effect.link_score)),
-        (s, CK.extractionScore, _score(m.score)),
-        (s, CK.extractor, _text(m.extractor)),
+        (s, _RDF.type, _CK.Mention),
+        (s, _CK.documentId, _text(m.doc_id)),
+        (s, _SDO.text, _text(m.sentence.text)),
+        (s, _CK.sentenceStart, _int(m.sentence.start)),
+        (s, _CK.sentenceEnd, _int(m.sentence.end)),
+        (s, _CK.causeText, _text(m.cause.text)),
+        (s, _CK.causeStart, _int(m.cause.start)),
+        (s, _CK.causeEnd, _int(m.cause.end)),
+        (s, _CK.causeConcept, entity(m.cause.qid)),
+        (s, _CK.causeLinkScore, _score(m.cause.link_score)),
+        (s, _CK.effectText, _text(m.effect.text)),
+        (s, _CK.effectStart, _int(m.effect.start)),
+        (s, _CK.effectEnd, _int(m.effect.end)),
+        (s, _CK.effectConcept, entity(m.effect.qid)),
+        (s, _CK.effectLinkScore, _score(m.effect.link_score)),
+        (s, _CK.extractionScore, _score(m.score)),
+        (s, _CK.extractor, _text(m.extractor)),
     ]
     if m.sentence.section is not None:
-        out.append((s, CK.section, _text(m.sentence.section)))
+        out.append((s, _CK.section, _text(m.sentence.section)))
     if m.model:
-        out.append((s, CK.model, _text(m.model)))
+        out.append((s, _CK.model, _text(m.model)))
     if m.question:
-        out.append((s, CK.question, _text(m.question)))
+        out.append((s, _CK.question, _text(m.question)))
     if m.direction:
-        out.append((s, CK.direction, _text(m.direction)))
+        out.append((s, _CK.direction, _text(m.direction)))
     page = safe_iri(m.url) if m.url else None
     if page:
-        out.append((s, DCTERMS.source, URIRef(page)))
+        out.append((s, _DCT.source, URIRef(page)))
     revision = revision_iri_for(options, m.revision_id)
     if revision:
-        out.append((s, PROV.wasQuotedFrom, URIRef(revision)))
+        out.append((s, _PROV.wasQuotedFrom, URIRef(revision)))
     return out
 
 
@@ -268,26 +289,26 @@ def edge_triples(edge: KGEdge, options: RdfOptions) -> list[Triple]:
     cause, effect = edge.cause.id[0], edge.effect.id[0]
     s = edge_iri(edge.edge_id)
     out: list[Triple] = [
-        (entity(cause), CK.causes, entity(effect)),
-        (s, RDF.type, CK.CausalEdge),
-        (s, CK.cause, entity(cause)),
-        (s, CK.effect, entity(effect)),
-        (s, CK.level, _text(edge.level)),
-        (s, CK.supportSentences, _int(edge.support.sentences)),
-        (s, CK.supportDocuments, _int(edge.support.documents)),
-        (s, CK.mentionCount, _int(edge.support.mentions)),
-        (s, CK.exampleCount, _int(edge.support.examples)),
-        (s, CK.bestScore, _score(edge.score.best)),
-        (s, CK.meanScore, _score(edge.score.mean)),
-        (s, CK.bestLinkScore, _score(edge.link_score.best)),
-        (s, CK.meanLinkScore, _score(edge.link_score.mean)),
+        (entity(cause), _CK.causes, entity(effect)),
+        (s, _RDF.type, _CK.CausalEdge),
+        (s, _CK.cause, entity(cause)),
+        (s, _CK.effect, entity(effect)),
+        (s, _CK.level, _text(edge.level)),
+        (s, _CK.supportSentences, _int(edge.support.sentences)),
+        (s, _CK.supportDocuments, _int(edge.support.documents)),
+        (s, _CK.mentionCount, _int(edge.support.mentions)),
+        (s, _CK.exampleCount, _int(edge.support.examples)),
+        (s, _CK.bestScore, _score(edge.score.best)),
+        (s, _CK.meanScore, _score(edge.score.mean)),
+        (s, _CK.bestLinkScore, _score(edge.link_score.best)),
+        (s, _CK.meanLinkScore, _score(edge.link_score.mean)),
     ]
     if options.wikidata_effect:
-        out.append((entity(cause), WDT.P1542, entity(effect)))
+        out.append((entity(cause), _WDT.P1542, entity(effect)))
     for ex in edge.examples:
-        out.append((s, CK.liftedFrom, edge_iri(ex.edge_id)))
+        out.append((s, _CK.liftedFrom, edge_iri(ex.edge_id)))
     for m in edge.mentions:
-        out.append((s, PROV.wasDerivedFrom, mention_iri(m.mention_id)))
+        out.append((s, _PROV.wasDerivedFrom, mention_iri(m.mention_id)))
     return out
 
 
@@ -404,6 +425,166 @@ def _batches(blocks: Iterable[list[Triple]], size: int) -> Iterator[list[Triple]
         yield batch
 
 
+def _rdflib_batch(batch: list[Triple], header_lines: set[str], *, ttl: bool, nt: bool) -> tuple[str | None, list[str]]:
+    """One batch through rdflib's own serialisers: the Turtle piece (without the header's
+    ``@prefix`` lines) and the sorted N-Triples lines. The reference :class:`_BatchWriter`
+    agrees with, and its fallback for anything outside the shapes it handles."""
+    g = new_graph()
+    for t in batch:
+        g.add(t)
+    if len(g) != len(batch):
+        raise StoreError(f"internal error: {len(batch) - len(g)} duplicate triples in the RDF writer")
+    piece = None
+    if ttl:
+        # split on "\n" alone: str.splitlines() also splits at U+2028, U+0085, form feeds and
+        # the like, which a literal may hold unescaped
+        text = g.serialize(format="turtle")
+        body = [ln for ln in text.split("\n") if not (ln.startswith("@prefix") and ln in header_lines)]
+        piece = "\n" + "\n".join(body).strip("\n") + "\n"
+    lines = sorted(ln for ln in g.serialize(format="nt").split("\n") if ln.strip()) if nt else []
+    return piece, lines
+
+
+class _Fallback(Exception):
+    """A batch :class:`_BatchWriter` does not render; rdflib's serialisers do it instead."""
+
+
+_PCT_NOT_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_TYPE, _LABEL, _NIL, _CLASS = str(RDF.type), str(RDFS.label), str(RDF.nil), str(RDFS.Class)
+
+
+class _BatchWriter:
+    """Turtle and N-Triples text of one batch, byte for byte what rdflib's serialisers write
+    for it (``_rdflib_batch``), at a fraction of their cost.
+
+    rdflib's Turtle serialiser is general (blank nodes, lists, nesting) and pays for it on every
+    triple; the KG has none of that: IRIs and literals only. This writes the same statements in
+    the same order: subjects by (times used as an object, IRI), ``rdf:type`` then
+    ``rdfs:label`` then the other predicates in IRI order, objects in term order; terms through
+    the same rdflib functions (prefixed names by the graph's namespace manager, literals by
+    ``Literal._literal_n3``, N-Triples rows by the N-Triples serialiser's). A batch with
+    anything else (a blank node, ``rdf:nil``, an ``rdfs:Class``, a predicate with no prefix,
+    several literals for one predicate, whose order rdflib leaves to its store) raises
+    :class:`_Fallback`. One instance per batch, as rdflib gets a fresh graph per batch: its
+    caches stay the size of a batch.
+    """
+
+    def __init__(self) -> None:
+        self.graph = new_graph()
+        self.nm = self.graph.namespace_manager
+        self._names: dict[str, str] = {}
+        self._verbs: dict[str, str] = {}
+        self._nt: dict[str, str] = {}
+
+    def _pname(self, uri: URIRef, verb: bool) -> str | None:
+        # TurtleSerializer.get_pname, except that a verb never generates a prefix here: the
+        # batch falls back to rdflib, which generates it
+        try:
+            prefix, namespace, local = self.nm.compute_qname(uri, generate=False)
+        except Exception as exc:
+            if verb and isinstance(exc, KeyError):
+                raise _Fallback(f"no prefix for the predicate {uri}") from None
+            prefix = self.graph.store.prefix(uri)
+            if prefix is None:
+                return None
+            local = ""
+        local = local.replace(r"(", r"\(").replace(r")", r"\)")
+        local = _PCT_NOT_ESCAPE.sub("\\%", local)
+        if local.endswith("."):
+            return None
+        if prefix.startswith("_"):
+            raise _Fallback(f"rdflib rewrites the prefix {prefix}")
+        return "%s:%s" % (prefix, local)
+
+    def name(self, term: URIRef | Literal, verb: bool = False) -> str:
+        """The Turtle form of a term (cached for IRIs, by their plain string: comparing two
+        rdflib terms runs Python code, comparing two strings does not)."""
+        if type(term) is URIRef:
+            cache = self._verbs if verb else self._names
+            key = str(term)
+            out = cache.get(key)
+            if out is None:
+                out = "a" if verb and key == _TYPE else (self._pname(term, verb) or term.n3())
+                cache[key] = out
+            return out
+        if type(term) is Literal:
+            return term._literal_n3(use_plain=True, qname_callback=lambda dt: self._pname(dt, False))
+        raise _Fallback(f"a {type(term).__name__} term")
+
+    def _iri_nt(self, term: URIRef) -> str:
+        key = str(term)
+        out = self._nt.get(key)
+        if out is None:
+            out = self._nt[key] = term.n3()
+        return out
+
+    def nt_row(self, t: Triple) -> str:
+        """``nt._nt_row`` without its newline."""
+        s, p, o = t
+        obj = _quoteLiteral(o) if type(o) is Literal else self._iri_nt(o)
+        return "%s %s %s ." % (self._iri_nt(s), self._iri_nt(p), obj)
+
+    def render(self, batch: list[Triple], *, ttl: bool, nt: bool) -> tuple[str | None, list[str]]:
+        # subjects, predicates and IRI objects keyed by their plain strings: their order as
+        # rdflib terms of one type is the order of their strings
+        by_subject: dict[str, tuple[URIRef, dict[str, tuple[URIRef, list]]]] = {}
+        refs: dict[str, int] = {}  # times each IRI is an object
+        for s, p, o in batch:
+            if type(s) is not URIRef or type(p) is not URIRef:
+                raise _Fallback("a subject or predicate that is not an IRI")
+            if type(o) is URIRef:
+                k = str(o)
+                refs[k] = refs.get(k, 0) + 1
+            elif type(o) is not Literal:
+                raise _Fallback("an object that is neither an IRI nor a literal")
+            ks, kp = str(s), str(p)
+            entry = by_subject.get(ks)
+            if entry is None:
+                entry = by_subject[ks] = (s, {})
+            objs = entry[1].get(kp)
+            if objs is None:
+                entry[1][kp] = (p, [o])
+            else:
+                objs[1].append(o)
+        if (_NIL in by_subject or _NIL in refs or any(_NIL in props for _, props in by_subject.values())
+                or (_CLASS in refs and any(_CLASS in [str(o) for o in props.get(_TYPE, (None, ()))[1]]
+                                           for _, props in by_subject.values()))):
+            raise _Fallback("rdf:nil or an rdfs:Class")
+        lines = sorted([self.nt_row(t) for t in batch]) if nt else []
+        # the same check as rdflib's graph (term equality); on N-Triples rows when there are any
+        distinct = len(set(lines)) if nt else len(set(batch))
+        if distinct != len(batch):
+            raise StoreError(f"internal error: {len(batch) - distinct} duplicate triples in the RDF writer")
+        piece = None
+        if ttl:
+            statements = []
+            name = self.name
+            for _, ks in sorted([(refs.get(ks, 0), ks) for ks in by_subject]):
+                s, props = by_subject[ks]
+                order = [k for k in (_TYPE, _LABEL) if k in props]
+                order += sorted([k for k in props if k != _TYPE and k != _LABEL])
+                out = [name(s)]
+                for i, kp in enumerate(order):
+                    p, objs = props[kp]
+                    if len(objs) > 1:
+                        if any(type(o) is Literal for o in objs):
+                            raise _Fallback("several literals for one predicate")
+                        objs = sorted(objs, key=str)
+                    out.append((" ;\n    " if i else " ") + name(p, verb=True) + " ")
+                    out.append(",\n        ".join([name(o) for o in objs]))
+                out.append(" .")
+                statements.append("".join(out))
+            piece = "\n" + "\n\n".join(statements) + "\n"
+        return piece, lines
+
+
+def _render_batch(batch: list[Triple], header_lines: set[str], *, ttl: bool, nt: bool) -> tuple[str | None, list[str]]:
+    try:
+        return _BatchWriter().render(batch, ttl=ttl, nt=nt)
+    except _Fallback:
+        return _rdflib_batch(batch, header_lines, ttl=ttl, nt=nt)
+
+
 def _prefix_header() -> str:
     return "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in PREFIXES.items())
 
@@ -419,7 +600,9 @@ def write_rdf(
 ) -> RdfFiles:
     """Stream ``blocks`` into one Turtle file and N-Triples files of at most ``chunk_triples``.
 
-    Each batch of blocks is serialised by rdflib on its own: the Turtle file is a header of
+    Each batch of blocks is serialised on its own, by :class:`_BatchWriter` (the bytes
+    rdflib's Turtle and N-Triples serialisers write for it, about 20 times faster) or, for a
+    batch outside the shapes it renders, by rdflib itself: the Turtle file is a header of
     prefixes followed by those pieces (a piece that needed another prefix keeps its own
     ``@prefix`` lines, which Turtle allows anywhere). N-Triples lines are sorted within a batch,
     so the output is byte-identical across runs. Old chunks beyond the new count are removed.
@@ -443,18 +626,11 @@ def write_rdf(
         if ttl is not None:
             ttl.write(header)
         for batch in _batches(blocks, batch_triples):
-            g = new_graph()
-            for t in batch:
-                g.add(t)
-            if len(g) != len(batch):
-                raise StoreError(f"internal error: {len(batch) - len(g)} duplicate triples in the RDF writer")
+            piece, lines = _render_batch(batch, header_lines, ttl=ttl is not None, nt=nt_path is not None)
             files.triples += len(batch)
             if ttl is not None:
-                text = g.serialize(format="turtle")
-                body = [ln for ln in text.splitlines() if not (ln.startswith("@prefix") and ln in header_lines)]
-                ttl.write("\n" + "\n".join(body).strip("\n") + "\n")
+                ttl.write(piece)
             if nt_path is not None:
-                lines = sorted(ln for ln in g.serialize(format="nt").splitlines() if ln.strip())
                 for ln in lines:
                     if nt_fh is None or in_chunk >= chunk_triples:
                         if nt_cm is not None:

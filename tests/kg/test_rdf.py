@@ -206,3 +206,95 @@ def test_base_kg_rdf_holds_every_reference_pair(tmp_path):
     assert len(classes) == 427  # as SOURCE.md says
     assert pairs == classes | instances
     assert g.value(rdf.WD.Q7944, RDFS.label) == Literal("earthquake", lang="en")
+
+
+# --- the writer's own Turtle and N-Triples: rdflib's bytes, rdflib's fallback --------------------
+
+_HEADER = set(rdf._prefix_header().splitlines())
+
+
+def _shapes() -> list[rdf.Triple]:
+    """A batch of every shape the KG's triples take, and the awkward corners of them."""
+    wd, ck, e = rdf.WD, rdf.CK, URIRef(rdf.RESOURCE_BASE + "edge/Q1_Q2")
+    from decimal import Decimal
+
+    from rdflib.namespace import DCTERMS, PROV, SDO, XSD
+    mentions = [rdf.mention_iri(h) for h in ("00000000000000000001", "0a1b2c3d4e5f60718293", "ffffffffffffffffffff")]
+    return [
+        (wd.Q1, RDF.type, ck.ClassConcept), (wd.Q1, RDFS.label, Literal("war", lang="en")),
+        (wd.Q2, RDFS.label, Literal('the "Great" war\nand after"', lang="en")),
+        (wd.Q1, ck.causes, wd.Q2), (wd.Q3, ck.causes, wd.Q2), (wd.Q2, ck.seedClass, wd.Q1),
+        (e, RDF.type, ck.CausalEdge), (e, ck.cause, wd.Q1), (e, ck.effect, wd.Q2),
+        *[(e, PROV.wasDerivedFrom, m) for m in reversed(mentions)],
+        (e, ck.liftedFrom, URIRef(rdf.RESOURCE_BASE + "edge/Q3_Q2")),
+        (e, ck.bestScore, Literal(Decimal("0.5"), datatype=XSD.decimal)),
+        (e, ck.meanScore, Literal(Decimal("1"), datatype=XSD.decimal)),
+        (e, ck.mentionCount, Literal(3, datatype=XSD.integer)),
+        (mentions[0], SDO.text, Literal('he said """so""" \\ and "ended"')),
+        (mentions[0], ck.question, Literal("Tab\there, 関東大震災, é")),
+        (mentions[0], DCTERMS.source, URIRef("https://en.wikipedia.org/wiki/Battle_of_X_(1914)")),
+        (mentions[0], PROV.wasQuotedFrom, URIRef("https://en.wikipedia.org/w/index.php?oldid=12")),
+        (mentions[1], ck.section, Literal("")), (mentions[1], ck.causeStart, Literal(0, datatype=XSD.integer)),
+        (mentions[1], ck.effectText, Literal("2\r\n3")),
+        # prefixed names rdflib escapes or refuses: parentheses, a bare %, a final dot
+        (URIRef(str(wd) + "Q4_(x)"), ck.causes, URIRef(str(ck) + "50%off")),
+        (URIRef(str(ck) + "ends."), RDF.type, ck.Thing),
+        (URIRef(str(ck)), RDFS.label, Literal("the namespace itself")),
+        (URIRef("http://example.org/no/prefix#here"), ck.causes, wd.Q1),
+    ]
+
+
+def test_the_writer_writes_the_bytes_rdflib_writes(edges, concepts):
+    """The writer renders a batch itself, much faster than rdflib's serialisers; what it writes
+    must be what they write, byte for byte, on the fixture KG, the bundled Base KG and the shapes above."""
+    batches = [_shapes()]
+    batches += list(rdf._batches(rdf.kg_blocks(edges, concepts, rdf.RdfOptions()), 200))
+    lines = list(read_jsonl(WIKICAUSAL / "base-kg-v1.jsonl", BaseKGLine))[:300]
+    batches += list(rdf._batches(rdf.base_kg_blocks(lines, rdf.RdfOptions()), 500))
+    assert len(batches) > 5
+    for batch in batches:
+        ours = rdf._BatchWriter().render(batch, ttl=True, nt=True)
+        assert ours == rdf._rdflib_batch(batch, _HEADER, ttl=True, nt=True)
+    # and what it writes parses back to the same graph
+    ttl = Graph().parse(data="".join(rdf._prefix_header()) + ours[0], format="turtle")
+    assert isomorphic(ttl, rdf.graph_of([batch]))
+
+
+@pytest.mark.parametrize("odd", [
+    ("blank node", lambda: [(rdf.WD.Q1, rdf.CK.causes, __import__("rdflib").BNode("b1"))]),
+    ("rdfs:Class", lambda: [(rdf.WD.Q1, RDF.type, RDFS.Class)]),
+    ("rdf:nil", lambda: [(rdf.WD.Q1, rdf.CK.causes, RDF.nil)]),
+    ("unprefixed predicate", lambda: [(rdf.WD.Q1, URIRef("http://example.org/p"), rdf.WD.Q2)]),
+    ("two literals", lambda: [(rdf.WD.Q1, RDFS.label, Literal("a")), (rdf.WD.Q1, RDFS.label, Literal("b", lang="en"))]),
+], ids=lambda o: o[0])
+def test_what_the_writer_does_not_render_goes_to_rdflib(odd):
+    batch = odd[1]() + [(rdf.WD.Q9, rdf.CK.causes, rdf.WD.Q8)]
+    with pytest.raises(rdf._Fallback):
+        rdf._BatchWriter().render(batch, ttl=True, nt=True)
+    assert rdf._render_batch(batch, _HEADER, ttl=True, nt=True) == rdf._rdflib_batch(batch, _HEADER, ttl=True, nt=True)
+
+
+def test_a_duplicate_triple_is_an_error_on_either_path():
+    t = (rdf.WD.Q1, rdf.CK.causes, rdf.WD.Q2)
+    for render in (lambda b: rdf._BatchWriter().render(b, ttl=True, nt=True),
+                   lambda b: rdf._rdflib_batch(b, _HEADER, ttl=True, nt=True)):
+        with pytest.raises(rdf.StoreError, match="duplicate"):
+            render([t, (rdf.WD.Q1, rdf.CK.causes, URIRef(str(rdf.WD.Q2)))])
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1e"])
+@pytest.mark.parametrize("fallback", [False, True], ids=["writer", "rdflib"])
+def test_a_sentence_with_a_unicode_line_break_is_written_whole(sep, fallback, tmp_path):
+    """Wikipedia text holds U+2028 and the like. Turtle and N-Triples allow them raw in a string,
+    but Python's str.splitlines() splits at them: a writer that cut its output into lines with it
+    broke the literal in two and wrote files Oxigraph refused."""
+    text = f"The flood{sep}caused the famine."
+    s = rdf.mention_iri("0123456789abcdef0123")
+    block = [(s, rdf.SDO.text, Literal(text)), (s, rdf.CK.causes, rdf.WD.Q2)]
+    if fallback:
+        block.append((s, rdf.CK.note, __import__("rdflib").BNode("x")))
+    files = rdf.write_rdf([block], turtle=tmp_path / "k.ttl", nt_dir=tmp_path / "nt")
+    rdf.verify_rdf(files)
+    for path, fmt in ((files.turtle, pyoxigraph.RdfFormat.TURTLE), (files.ntriples[0], pyoxigraph.RdfFormat.N_TRIPLES)):
+        texts = [t.object.value for t in pyoxigraph.parse(path=str(path), format=fmt) if t.predicate.value == str(rdf.SDO.text)]
+        assert texts == [text]
