@@ -73,7 +73,9 @@ def load(path: str | Path) -> dict[Key, Judgement]:
     if not p.is_file():
         return out
     names = set(Judgement.__dataclass_fields__)
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    # lines end at "\n" only: str.splitlines() would also cut a sentence at U+2028, U+0085 or
+    # a form feed, which json.dumps(ensure_ascii=False) leaves raw
+    for n, line in enumerate(p.read_text(encoding="utf-8").split("\n"), 1):
         if not line.strip():
             continue
         rec = json.loads(line)
@@ -140,7 +142,7 @@ def evidence(edges: Sequence[Any]) -> list[Evidence]:
 def base_kg_pairs(path: str | Path) -> set[tuple[str, str]]:
     """(cause, effect) QID pairs of a Base KG file: class consequences and instance examples."""
     pairs: set[tuple[str, str]] = set()
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line in Path(path).read_text(encoding="utf-8").split("\n"):
         if not line.strip():
             continue
         b = json.loads(line)
