@@ -37,7 +37,7 @@ import numpy as np
 from causalkg.config import Config
 from causalkg.contracts import Concept
 from causalkg.distributed import engine_of
-from causalkg.errors import ConfigError, SourceError
+from causalkg.errors import ConfigError, ModelError, SourceError
 from causalkg.jsonl import ReadStats, atomic_write, read_jsonl, write_jsonl
 from causalkg.layout import Layout
 from causalkg.manifest import MANIFEST_NAME, build_manifest, file_sha256, read_manifest, write_manifest
@@ -338,7 +338,18 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
 
     texts = [s["surface"] for s in vocab.surfaces]
     t1 = time.perf_counter()
-    parts = []
+    # the vectors go straight into one array, chunk by chunk (no list of chunks and no
+    # concatenated copy of it: at 181,006 concepts each copy is 384 MB)
+    vectors: np.ndarray | None = None
+    filled = 0
+
+    def put(vecs: np.ndarray) -> None:
+        nonlocal vectors, filled
+        if vectors is None:
+            vectors = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
+        vectors[filled:filled + len(vecs)] = vecs
+        filled += len(vecs)
+
     chunks = [texts[start:start + EMBED_CHUNK] for start in range(0, len(texts), EMBED_CHUNK)]
     ray_stats = None
     with progress(total=len(texts), desc="embedding surface forms", unit="form", mode=cfg.get("run.progress", "auto")) as bar:
@@ -355,23 +366,27 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
                 encoder = _Described(*pool.ray.get(pool.actors[0].identity.remote()))
                 for chunk, vecs in pool.map_ordered("encode", chunks, lambda c: (c,),
                                                     what=lambda c: f"a chunk of {len(c)} surface forms"):
-                    parts.append(vecs)
+                    put(vecs)
                     bar.update(len(chunk))
             finally:
                 pool.close()
         else:
             encoder = create_encoder(lk["model"], **encoder_options(cfg))
             for chunk in chunks:
-                parts.append(encoder.encode(chunk))
+                put(encoder.encode(chunk))
                 bar.update(len(chunk))
-    vectors = np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+    del chunks
+    if vectors is None or filled != len(texts):
+        raise ModelError(f"the encoder returned {filled} vectors for {len(texts)} surface forms")
     t_embed = time.perf_counter() - t1
 
     import faiss
 
     t2 = time.perf_counter()
-    faiss_index = make_faiss_index(settings, vectors.shape[1], len(vectors))
+    dim = int(vectors.shape[1])
+    faiss_index = make_faiss_index(settings, dim, len(vectors))
     fill_index(faiss_index, vectors)
+    del vectors  # the index holds its own copy
     t_index = time.perf_counter() - t2
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -379,7 +394,8 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
     # manifest, so the half-written folder counts as missing rather than current.
     (folder / MANIFEST_NAME).unlink(missing_ok=True)
     with atomic_write(folder / INDEX_FILE, "wb") as fh:
-        fh.write(faiss.serialize_index(faiss_index).tobytes())
+        # written through as FAISS serialises it (serialize_index would make two more copies)
+        faiss.write_index(faiss_index, faiss.PyCallbackIOWriter(fh.write))
     write_jsonl(folder / SURFACES_FILE, vocab.surfaces)
     write_jsonl(folder / CONCEPTS_FILE, vocab.concepts)
     counts = {
@@ -391,7 +407,7 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
         "skipped_lines": stats.skipped,
         "merged_duplicates": vocab.merged_duplicates,
         "without_surface": vocab.without_surface,
-        "dim": int(vectors.shape[1]),
+        "dim": dim,
     }
     seconds = time.perf_counter() - t0
     manifest = build_manifest(

@@ -31,6 +31,27 @@ def test_build_writes_index_metadata_and_manifest(built, small_vocab):
     assert {"qid": "Q8070", "surface": "tsunami", "primary": True} in surfaces
 
 
+def test_the_index_file_is_faiss_serialisation_of_the_vectors_of_every_surface(built, small_vocab):
+    """The build writes the index through FAISS's writer as it serialises (no in-memory copy):
+    the file is whole, FAISS reads it back to the same bytes, and row i is the encoder's vector
+    of surface i (the vectors are put into one array chunk by chunk, in order)."""
+    import faiss
+    import numpy as np
+
+    from causalkg.linking.encoder import create_encoder
+
+    folder = built / "data" / "linking"
+    data = (folder / "index.faiss").read_bytes()
+    index = faiss.read_index(str(folder / "index.faiss"))
+    assert faiss.serialize_index(index).tobytes() == data
+    surfaces = [json.loads(x)["surface"] for x in (folder / "surfaces.jsonl").read_text().splitlines()]
+    assert index.ntotal == len(surfaces) == 420
+    enc = create_encoder("all-MiniLM-L6-v2", device="cpu")
+    rows = [0, 1, 211, 419]
+    vecs = np.vstack([index.reconstruct(i) for i in rows])
+    assert np.array_equal(vecs, enc.encode([surfaces[i] for i in rows]))
+
+
 def test_rebuild_is_skipped_when_nothing_changed(project, make_cfg):
     cfg = make_cfg(project)
     before = (index_dir(cfg) / "index.faiss").stat().st_mtime_ns
