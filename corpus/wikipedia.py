@@ -42,7 +42,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from causalkg.config import Config
-from causalkg.contracts import Concept, CorpusDocument
+from causalkg.contracts import CorpusDocument
 from causalkg.errors import SchemaError, SourceError
 from causalkg.jsonl import atomic_write, format_validation_error
 from causalkg.manifest import build_manifest, fingerprint, read_manifest, write_manifest
@@ -50,7 +50,7 @@ from causalkg.progress import progress
 from causalkg.corpus import dump as dumplib
 from causalkg.corpus.wikitext import CONVERTER_VERSION
 from causalkg.corpus.wikiplan import (
-    CORPUS_NAME, FILL_FIELDS, PARTS_DIR, SELECT_MODES, EventInfoboxes, _Concepts, _describe, _make_plan,
+    CORPUS_NAME, FILL_FIELDS, PARTS_DIR, SELECT_MODES, EventInfoboxes, _Concepts, _describe, _make_plan, _TitledConcept,
     _Plan, _plan_lines,
 )
 from causalkg.corpus.wikiread import CorpusTask, page_url, _Parts, _read_indexed, _read_sequential, _Tally
@@ -63,7 +63,7 @@ log = logging.getLogger(__name__)
 # --- assembly --------------------------------------------------------------------------------
 
 
-def _labels(c: Concept) -> list[str]:
+def _labels(c: _TitledConcept) -> list[str]:
     out: dict[str, None] = {}
     for s in [c.label, *c.aliases]:
         if s:
@@ -84,7 +84,7 @@ def _enrich(doc: dict, concepts: _Concepts, redirected_from: list[str]) -> dict:
     if concept is not None:
         dc = {"id": concept.id, "label": concept.label, "labels": _labels(concept), "resolved": True,
               "matched_by": "sitelink" if via is None else f"sitelink via redirect {via!r}"}
-        events = [{"id": q, "label": concepts.by_id[q].label if q in concepts.by_id else None} for q in concept.seed_classes]
+        events = [{"id": q, "label": concepts.labels.get(q)} for q in concept.seed_classes]
     else:
         dc = {"id": None, "label": title, "labels": [], "resolved": False, "matched_by": None}
         events = []
