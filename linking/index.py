@@ -338,26 +338,16 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
 
     texts = [s["surface"] for s in vocab.surfaces]
     t1 = time.perf_counter()
-    # The vectors of each chunk go straight into a flat index (which only appends them), or
-    # into one array for an index that is trained on all of them (IVF) or built from them at
-    # once (HNSW): no list of chunks and no concatenated copy (at 181,006 concepts each copy of
-    # the vectors is 384 MB).
-    import faiss
-
+    # the vectors go straight into one array, chunk by chunk (no list of chunks and no
+    # concatenated copy of it: at 181,006 concepts each copy is 384 MB)
     vectors: np.ndarray | None = None
-    faiss_index = None
     filled = 0
 
     def put(vecs: np.ndarray) -> None:
-        nonlocal vectors, faiss_index, filled
-        if settings["type"] == "flat":
-            if faiss_index is None:
-                faiss_index = make_faiss_index(settings, vecs.shape[1], len(texts))
-            faiss_index.add(np.ascontiguousarray(vecs, dtype=np.float32))
-        else:
-            if vectors is None:
-                vectors = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
-            vectors[filled:filled + len(vecs)] = vecs
+        nonlocal vectors, filled
+        if vectors is None:
+            vectors = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
+        vectors[filled:filled + len(vecs)] = vecs
         filled += len(vecs)
 
     chunks = [texts[start:start + EMBED_CHUNK] for start in range(0, len(texts), EMBED_CHUNK)]
@@ -386,16 +376,17 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
                 put(encoder.encode(chunk))
                 bar.update(len(chunk))
     del chunks
-    if filled != len(texts) or (vectors is None and faiss_index is None):
+    if vectors is None or filled != len(texts):
         raise ModelError(f"the encoder returned {filled} vectors for {len(texts)} surface forms")
     t_embed = time.perf_counter() - t1
 
+    import faiss
+
     t2 = time.perf_counter()
-    if faiss_index is None:
-        faiss_index = make_faiss_index(settings, int(vectors.shape[1]), len(vectors))
-        fill_index(faiss_index, vectors)
-        del vectors  # the index holds its own copy
-    dim = int(faiss_index.d)
+    dim = int(vectors.shape[1])
+    faiss_index = make_faiss_index(settings, dim, len(vectors))
+    fill_index(faiss_index, vectors)
+    del vectors  # the index holds its own copy
     t_index = time.perf_counter() - t2
 
     folder.mkdir(parents=True, exist_ok=True)
