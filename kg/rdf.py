@@ -36,7 +36,11 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from rdflib import RDF, RDFS, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SDO, XSD
-from rdflib.plugins.serializers.nt import _quoteLiteral
+
+try:  # what the writer renders literals with (private to rdflib, so checked)
+    from rdflib.plugins.serializers.nt import _quoteLiteral
+except ImportError:  # pragma: no cover - another rdflib: every batch goes through its serialisers
+    _quoteLiteral = None
 
 from causalkg.contracts import BaseKGLine, Concept, KGEdge, KGMention, is_qid
 from causalkg.errors import SchemaError, StoreError
@@ -578,7 +582,14 @@ class _BatchWriter:
         return piece, lines
 
 
+# The writer uses two of rdflib's private functions; without them every batch goes to rdflib itself
+# (and tests/kg/test_rdf.py holds the writer's bytes to rdflib's, so a changed rdflib shows there).
+_WRITER_OK = _quoteLiteral is not None and hasattr(Literal, "_literal_n3")
+
+
 def _render_batch(batch: list[Triple], header_lines: set[str], *, ttl: bool, nt: bool) -> tuple[str | None, list[str]]:
+    if not _WRITER_OK:
+        return _rdflib_batch(batch, header_lines, ttl=ttl, nt=nt)
     try:
         return _BatchWriter().render(batch, ttl=ttl, nt=nt)
     except _Fallback:
