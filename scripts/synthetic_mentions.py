@@ -42,20 +42,21 @@ def main(argv: list[str] | None = None) -> int:
     if a.copies < 1:
         ap.error("COPIES must be at least 1")
     rows = _linked(a.kg)
-    effects = sorted({(r["effect"]["qid"], r["effect"]["label"], r["effect"]["kind"]) for r in rows})
+    ends = [(r["effect"]["qid"], r["effect"]["label"], r["effect"]["kind"]) for r in rows]
+    effects = sorted(set(ends))
+    first = [effects.index(e) for e in ends]  # each row's effect's place in the rotation
     tmp = a.out.with_name(a.out.name + ".tmp")
     n = 0
     with tmp.open("w", encoding="utf-8") as f:
         for i in range(a.copies):
-            for j, row in enumerate(rows):
+            for row, start in zip(rows, first):
                 r = json.loads(json.dumps(row))
                 r["doc_id"] = f"gen-{i}-{row['doc_id']}"
                 r["title"] = f"{row['title']} (generated {i})"
                 r["document_concept"] = None
                 r["mention_id"] = hashlib.sha1(f"{i}:{row['mention_id']}".encode()).hexdigest()[:20]
                 if i:
-                    qid, label, kind = effects[(effects.index((row["effect"]["qid"], row["effect"]["label"],
-                                                               row["effect"]["kind"])) + i) % len(effects)]
+                    qid, label, kind = effects[(start + i) % len(effects)]
                     if qid != r["cause"]["qid"]:
                         r["effect"].update(qid=qid, label=label, kind=kind)
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")

@@ -210,9 +210,6 @@ def test_base_kg_rdf_holds_every_reference_pair(tmp_path):
 
 # --- the writer's own Turtle and N-Triples: rdflib's bytes, rdflib's fallback --------------------
 
-_HEADER = set(rdf._prefix_header().splitlines())
-
-
 def _shapes() -> list[rdf.Triple]:
     """A batch of every shape the KG's triples take, and the awkward corners of them."""
     wd, ck, e = rdf.WD, rdf.CK, URIRef(rdf.RESOURCE_BASE + "edge/Q1_Q2")
@@ -254,9 +251,9 @@ def test_the_writer_writes_the_bytes_rdflib_writes(edges, concepts):
     assert len(batches) > 5
     for batch in batches:
         ours = rdf._BatchWriter().render(batch, ttl=True, nt=True)
-        assert ours == rdf._rdflib_batch(batch, _HEADER, ttl=True, nt=True)
+        assert ours == rdf._rdflib_batch(batch, ttl=True, nt=True)
     # and what it writes parses back to the same graph
-    ttl = Graph().parse(data="".join(rdf._prefix_header()) + ours[0], format="turtle")
+    ttl = Graph().parse(data=rdf._HEADER + ours[0], format="turtle")
     assert isomorphic(ttl, rdf.graph_of([batch]))
 
 
@@ -271,13 +268,13 @@ def test_what_the_writer_does_not_render_goes_to_rdflib(odd):
     batch = odd[1]() + [(rdf.WD.Q9, rdf.CK.causes, rdf.WD.Q8)]
     with pytest.raises(rdf._Fallback):
         rdf._BatchWriter().render(batch, ttl=True, nt=True)
-    assert rdf._render_batch(batch, _HEADER, ttl=True, nt=True) == rdf._rdflib_batch(batch, _HEADER, ttl=True, nt=True)
+    assert rdf._render_batch(batch, ttl=True, nt=True) == rdf._rdflib_batch(batch, ttl=True, nt=True)
 
 
 def test_a_duplicate_triple_is_an_error_on_either_path():
     t = (rdf.WD.Q1, rdf.CK.causes, rdf.WD.Q2)
     for render in (lambda b: rdf._BatchWriter().render(b, ttl=True, nt=True),
-                   lambda b: rdf._rdflib_batch(b, _HEADER, ttl=True, nt=True)):
+                   lambda b: rdf._rdflib_batch(b, ttl=True, nt=True)):
         with pytest.raises(rdf.StoreError, match="duplicate"):
             render([t, (rdf.WD.Q1, rdf.CK.causes, URIRef(str(rdf.WD.Q2)))])
 
