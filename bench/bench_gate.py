@@ -16,7 +16,8 @@ trained now when missing).
 2. Speed: sentences/s of the learned gate (MiniLM embeddings + the regression) on the corpus
    sentences, on the CPU threads torch has, with the encoder backend ``extract.backend`` gives.
 3. The encoder's backends: sentences/s (wall and CPU seconds) of MiniLM on PyTorch (the
-   baseline) and on ONNX Runtime over the same corpus sentences (every k-th, at most
+   baseline), on ONNX Runtime and, on a CPU with native bfloat16 (AMX, AVX512-BF16), on PyTorch
+   in bfloat16 (what ``extract.dtype = "bfloat16"`` runs) over the same corpus sentences (every k-th, at most
    ``BENCH_GATE_ENCODER_SENTENCES``, default 2000), the largest difference of their vectors,
    and how many gate decisions differ.
 """
@@ -105,7 +106,7 @@ def encoder_backends(cfg, gate, sentences) -> None:
     import torch
 
     from causalkg.kg.gate import SentenceGate, encoder_backend
-    from causalkg.linking.encoder import Encoder
+    from causalkg.linking.encoder import Encoder, encoder_dtype
 
     limit = int(os.environ.get("BENCH_GATE_ENCODER_SENTENCES", "2000"))
     step = max(1, -(-len(sentences) // limit))
@@ -114,8 +115,12 @@ def encoder_backends(cfg, gate, sentences) -> None:
     cues = np.asarray([1.0 if s.cues else 0.0 for s in sample], dtype=np.float32)
     cache = encoder_backend(cfg)["cache_dir"]
     rows, base = [], None
-    for backend in ("torch", "onnxruntime"):
-        enc = Encoder(gate.encoder_name, device="cpu", batch_size=gate.batch_size, backend=backend, cache_dir=cache)
+    runs = [("torch", "float32"), ("onnxruntime", "float32")]
+    if encoder_dtype("bfloat16", "cpu") == "bfloat16":  # a CPU that multiplies bfloat16 natively
+        runs.append(("torch", "bfloat16"))
+    for backend, dtype in runs:
+        enc = Encoder(gate.encoder_name, device="cpu", batch_size=gate.batch_size, backend=backend, cache_dir=cache,
+                      dtype=dtype)
         enc.encode(texts[:8])  # warm-up: first-call allocations are not the backend's cost
         cpu0 = time.process_time()
         with timed() as t:
@@ -125,13 +130,15 @@ def encoder_backends(cfg, gate, sentences) -> None:
         rate = len(texts) / t.seconds if t.seconds else float("inf")
         if base is None:
             base = (rate, vectors, keep)
-        rows.append({"encoder backend": enc.backend + (" (baseline)" if backend == "torch" else ""),
+        rows.append({"encoder backend": f"{enc.backend} {enc.dtype}" + ("" if rows else " (baseline)"),
                      "sentences": len(texts), "s": t.seconds, "CPU s": cpu, "sentences/s": rate,
                      "ratio": rate / base[0], "max abs diff": float(np.abs(vectors - base[1]).max()),
                      "gate decisions changed": int((keep != base[2]).sum())})
-    print(f"### Gate encoder: PyTorch vs ONNX Runtime (every {step}th corpus sentence; torch threads "
+    print(f"### Gate encoder: PyTorch vs ONNX Runtime vs bfloat16 (every {step}th corpus sentence; torch threads "
           f"{torch.get_num_threads()}, {os.cpu_count()} CPUs)\n")
     print(render_table(rows, None, "md", floatfmt=".3g"))
+    if len(runs) == 2:
+        print("\n(no bfloat16 row: this CPU has no native bfloat16, where extract.dtype = bfloat16 runs float32)")
     print()
 
 

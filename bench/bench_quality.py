@@ -11,7 +11,9 @@ Each configuration runs the real stage (``kg.extract.extract``) with the default
 ``causalkg/defaults.toml`` and the overrides named in its row. A predicted (cause, effect) pair
 matches a gold pair when both spans share a content token with the gold spans, one to one per
 sentence (``kg.span_metrics.PairMatch``); "strict" also asks token F1 >= 0.5 on both sides.
-Rows: the default; the previous defaults (one cause per sentence at the QA model's own tuned
+Rows: the default, in bfloat16 (``extract.dtype``: the gate's encoder and QA; on a CPU that
+multiplies bfloat16 natively, else the same float32 run) and on PyTorch float32 (the runtime
+before ONNX Runtime); the previous defaults (one cause per sentence at the QA model's own tuned
 no-answer threshold, behind the learned gate and behind the cue gate) and QA reading every
 sentence (the baselines); the tagger and QA behind each gate. The default's decoding settings
 (``null_threshold`` -2, ``max_causes`` 2) were chosen by pair F1 on the *validation* split
@@ -94,6 +96,9 @@ def main() -> None:
     defaults = load_config(search_cwd=False)["extract"]
     configs = [
         (f"default ({defaults['extractor']}, {defaults['gate']} gate)", {}),
+        ("default in bfloat16 (extract.dtype; float32 where the CPU has no native bfloat16)",
+         {"extract.dtype": "bfloat16"}),
+        ("default on PyTorch float32 (extract.backend = torch)", {"extract.backend": "torch"}),
         ("qa, learned gate, one cause, the model's threshold (previous default)",
          {"extract.extractor": "qa", "extract.gate": "learned", "extract.max_causes": 1,
           "extract.null_threshold_from_model": True}),

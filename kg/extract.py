@@ -90,11 +90,11 @@ def make_gate(cfg: Config) -> Any:
         raise ConfigError(f"extract.gate must be 'learned' or 'cues', not {kind!r}")
     if kind != "learned" or not ex["candidates_only"]:
         return None
-    from causalkg.kg.gate import SentenceGate, encoder_backend
+    from causalkg.kg.gate import SentenceGate, encoder_backend, gate_dtype
 
     t = float(ex["gate_threshold"])
     return SentenceGate(cfg.path("extract.gate_model"), device=stage_device(cfg, "extract.device"), batch_size=int(ex["gate_batch_size"]),
-                        threshold=None if t < 0 else t, **encoder_backend(cfg))
+                        threshold=None if t < 0 else t, dtype=gate_dtype(cfg), **encoder_backend(cfg))
 
 
 def _gate_settings(cfg: Config) -> dict[str, Any]:

@@ -193,6 +193,21 @@ def encoder_backend(cfg: Config) -> dict[str, Any]:
     return {"backend": str(cfg["extract"]["backend"]), "cache_dir": cfg.path("paths.cache") / "onnx"}
 
 
+def gate_dtype(cfg: Config) -> str:
+    """The numeric format the gate's encoder runs in when extracting, from ``extract.dtype``
+    (one setting for the extraction's models): bfloat16 with ``bfloat16``, float16 with
+    ``float16`` and ``auto`` (on a GPU; both are float32 on a CPU, ``linking.encoder.encoder_dtype``),
+    float32 with ``float32`` and the int8 formats (the gate's encoder is not quantized: per
+    channel it moved 30 of 1,892 decisions, README). Training and the threshold's tuning always
+    score in float32."""
+    from causalkg.kg.qa_decode import DTYPES
+
+    dtype = str(cfg["extract"]["dtype"])
+    if dtype not in DTYPES:
+        raise ConfigError(f"extract.dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    return {"bfloat16": "bfloat16", "float16": "float16", "auto": "float16"}.get(dtype, "float32")
+
+
 def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: Path, *, steps: int,
                       batch_size: int, learning_rate: float, warmup: float, seed: int, dtype: str,
                       device: str, max_length: int = 128) -> tuple[np.ndarray, float]:
@@ -249,7 +264,7 @@ class SentenceGate:
 
     def __init__(self, folder: str | os.PathLike, *, device: str = "auto", batch_size: int = 64,
                  threshold: float | None = None, encoder: Any | None = None, backend: str = "torch",
-                 cache_dir: str | os.PathLike | None = None):
+                 cache_dir: str | os.PathLike | None = None, dtype: str = "float32"):
         self.folder = Path(folder)
         weights = self.folder / WEIGHTS
         manifest = read_manifest(self.folder)
@@ -275,7 +290,8 @@ class SentenceGate:
         if encoder is None:
             from causalkg.linking.encoder import Encoder
 
-            encoder = Encoder(self.encoder_name, device=device, batch_size=batch_size, backend=backend, cache_dir=cache_dir)
+            encoder = Encoder(self.encoder_name, device=device, batch_size=batch_size, backend=backend, cache_dir=cache_dir,
+                              dtype=dtype)
         self.encoder = encoder
         self.sentences = 0
         self.kept = 0
@@ -303,6 +319,7 @@ class SentenceGate:
     def describe(self) -> dict[str, Any]:
         return {"gate": "learned", "model": str(self.folder), "model_sha256": describe_input(self.folder / WEIGHTS)["sha256"],
                 "encoder": self.encoder_name, "encoder_backend": getattr(self.encoder, "backend", "torch"),
+                "encoder_dtype": getattr(self.encoder, "dtype", "float32"),
                 "threshold": self.threshold, "threshold_source": self.threshold_source}
 
 

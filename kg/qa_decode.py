@@ -33,9 +33,9 @@ from typing import Any, Sequence
 
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import read_manifest
-from causalkg.models import local_model_path, resolve_device  # noqa: F401 - resolve_device: also kg.tagger's
+from causalkg.models import local_model_path, pad_batch_rows, resolve_device  # noqa: F401 - resolve_device: also kg.tagger's
 from causalkg.kg.onnx_runtime import OnnxModel, export_onnx, resolve_backend
-from causalkg.linking.encoder import bucket_batches
+from causalkg.linking.encoder import FIXED_PASS_TOKENS, bucket_batches, pass_rows
 
 log = logging.getLogger(__name__)
 
@@ -192,10 +192,10 @@ def load_qa_model(name: str, *, base_dir: Path | None = None, device: str = "aut
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError(f"QA model {name}: a fast tokenizer is needed (for character offsets)")
     dev = resolve_device(device)
+    used = inference_dtype(dtype, dev)
     # ONNX Runtime runs float32 and int8; bfloat16 runs on PyTorch.
-    if local and resolve_backend(backend, dev) == "onnxruntime" and inference_dtype(dtype, dev) != "bfloat16":
+    if local and resolve_backend(backend, dev) == "onnxruntime" and used != "bfloat16":
         model.eval()
-        used = inference_dtype(dtype, dev)
         onnx = export_onnx(model, tokenizer, Path(path), quantize=used if used in INT8_FORMATS else None)
         return OnnxModel(onnx), tokenizer, dev
     model, _ = prepare_for_inference(model, dev, dtype)
@@ -299,6 +299,8 @@ class QAModel:
             # is padded to its bucket's length, whatever else is in the batch.
             batch = self.tokenizer.pad(feats, return_tensors="pt", padding="max_length", max_length=bucket,
                                        padding_side="right")
+            if self._pass_tokens:  # the same rows in every pass over a bucket (pad_batch_rows)
+                batch = pad_batch_rows(batch, pass_rows(bucket, self.batch_size, self._pass_tokens))
             length = batch["input_ids"].shape[1]
             ctx = torch.zeros((len(idx), length), dtype=torch.bool)
             for row, i in enumerate(idx):
@@ -308,8 +310,8 @@ class QAModel:
                 out = self.model(**{k: v.to(self.device) for k, v in batch.items()})
             self.calls += 1
             self.features += len(idx)
-            start = out.start_logits.float().cpu()
-            end = out.end_logits.float().cpu()
+            start = out.start_logits[: len(idx)].float().cpu()
+            end = out.end_logits[: len(idx)].float().cpu()
             scores = self._span_scores(start, end, ctx)
             spans = self._decode(start, end, ctx, scores)
             extra = self._decode_more(ctx, n, scores) if n > 1 else None
@@ -349,7 +351,18 @@ class QAModel:
     def _batches(self, lengths: Sequence[int]) -> list[tuple[int, list[int]]]:
         """``(bucket length, feature indices)`` per forward pass (``bucket_batches``)."""
         multiple = PAD_MULTIPLE_ONNX if self.backend == "onnxruntime" else PAD_MULTIPLE
-        return bucket_batches(lengths, self.batch_size, multiple=multiple, cap=self.max_seq_length)
+        return bucket_batches(lengths, self.batch_size, multiple=multiple, cap=self.max_seq_length,
+                              tokens=self._pass_tokens)
+
+    @property
+    def _pass_tokens(self) -> int | None:
+        """On PyTorch, the most token rows of a forward pass, each pass over a bucket having the
+        same rows (``pad_batch_rows``): PyTorch's kernels (their threads' split of the work in
+        float32, their choice of kernel by the number of rows in bfloat16 with AMX) give an input
+        outputs that differ in the last digits with the rows beside it, and a fixed shape per
+        bucket makes an answer independent of the questions asked with it (at a given batch
+        size). ONNX Runtime's are already (tests/reliability/test_determinism.py)."""
+        return FIXED_PASS_TOKENS if self.backend == "torch" else None
 
     def _span_scores(self, start: Any, end: Any, ctx: Any) -> tuple[Any, Any, Any, Any]:
         """What both decoders read, computed once per batch: log-softmaxed start and end logits

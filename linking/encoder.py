@@ -29,21 +29,26 @@ from typing import Sequence
 
 import numpy as np
 
-from causalkg.errors import ModelError
-from causalkg.models import OFFLINE_MINILM_NAMES, resolve_device, resolve_encoder_path  # noqa: F401 - also re-exported
+from causalkg.errors import ConfigError, ModelError
+from causalkg.models import OFFLINE_MINILM_NAMES, pad_batch_rows, resolve_device, resolve_encoder_path  # noqa: F401 - also re-exported
 from causalkg.registry import Spec, registry, split_version
 
 PAD_MULTIPLE = 16  # texts are padded to a multiple of this many tokens (see bucket_batches)
+# Passes of a fixed number of rows (``causalkg.models.pad_batch_rows``) hold at most this many
+# token rows (see Encoder.encode; the fastest of 512-4,096 for the gate's MiniLM and the QA model
+# in bfloat16 on an Intel Xeon with AMX).
+FIXED_PASS_TOKENS = 2048
 ONNX_EXPORT_VERSION = 1  # bump when the exported graph changes (its inputs, outputs, options)
 # The old name of causalkg.models.resolve_encoder_path, kept for callers of this module.
 resolve_model_path = resolve_encoder_path
 
 
 def bucket_batches(lengths: Sequence[int], batch_size: int, *, multiple: int,
-                   cap: int | None = None) -> list[tuple[int, list[int]]]:
+                   cap: int | None = None, tokens: int | None = None) -> list[tuple[int, list[int]]]:
     """``(padded length, indices)`` per forward pass: the inputs grouped by *bucket* (their
     token length rounded up to ``multiple``, at most ``cap``), shortest first, at most
-    ``batch_size`` per pass.
+    ``batch_size`` per pass, and with ``tokens``: at most ``pass_rows(bucket, batch_size,
+    tokens)`` per pass (fewer rows for longer buckets).
 
     This is what makes model outputs independent of batching: a forward pass padded to the
     longest input of its batch gives an input slightly different floats (6th decimal) in
@@ -57,8 +62,18 @@ def bucket_batches(lengths: Sequence[int], batch_size: int, *, multiple: int,
         if cap is not None:
             bucket = min(bucket, max(cap, lengths[i]))
         groups.setdefault(bucket, []).append(i)
+    out = []
+    for bucket, idx in sorted(groups.items()):
+        size = pass_rows(bucket, batch_size, tokens)
+        out += [(bucket, idx[b : b + size]) for b in range(0, len(idx), size)]
+    return out
+
+
+def pass_rows(bucket: int, batch_size: int, tokens: int | None = None) -> int:
+    """The rows of a forward pass over a bucket of ``bucket`` tokens: ``batch_size``, or with a
+    budget of ``tokens`` token rows as many as fit it (at least one, at most ``batch_size``)."""
     size = max(1, int(batch_size))
-    return [(bucket, idx[b : b + size]) for bucket, idx in sorted(groups.items()) for b in range(0, len(idx), size)]
+    return size if tokens is None else max(1, min(size, int(tokens) // max(1, bucket)))
 
 
 
@@ -103,12 +118,46 @@ def model_fingerprint(name: str) -> str:
     return "sha256:" + _content_fingerprint(path, stamp)
 
 
-def _load(path: str, device: str):
-    return _load_cached(path, device, _folder_stamp(path))
+ENCODER_DTYPES = ("float32", "bfloat16", "float16")
+
+
+def encoder_dtype(dtype: str, device: str) -> str:
+    """The numeric format an encoder runs in on ``device``: ``bfloat16`` on a GPU and on a CPU
+    that multiplies bfloat16 natively (``causalkg.models.cpu_has_native_bf16``; float32 on other
+    CPUs, where it would be emulated and slower), ``float16`` on a GPU only, ``float32``
+    anywhere."""
+    from causalkg.models import cpu_has_native_bf16
+
+    if dtype not in ENCODER_DTYPES:
+        raise ConfigError(f"an encoder runs in one of {', '.join(ENCODER_DTYPES)}, not {dtype!r}")
+    gpu = str(device).startswith("cuda")
+    if dtype == "float16" and not gpu:
+        return "float32"
+    if dtype == "bfloat16" and not gpu and not (str(device) == "cpu" and cpu_has_native_bf16()):
+        return "float32"
+    return dtype
+
+
+def _load(path: str, device: str, dtype: str = "float32"):
+    return _load_cached(path, device, _folder_stamp(path), dtype)
 
 
 @functools.lru_cache(maxsize=4)
-def _load_cached(path: str, device: str, stamp: tuple):
+def _load_cached(path: str, device: str, stamp: tuple, dtype: str = "float32"):
+    """The sentence-transformers model in ``path`` on ``device``, its weights in ``dtype`` (one
+    cache entry per format, so a bfloat16 copy never changes the float32 one)."""
+    model = _load_float32(path, device, stamp)
+    if dtype == "float32":
+        return model
+    import copy
+
+    import torch
+
+    return copy.deepcopy(model).to(getattr(torch, dtype))
+
+
+@functools.lru_cache(maxsize=4)
+def _load_float32(path: str, device: str, stamp: tuple):
     from sentence_transformers import SentenceTransformer
 
     local = Path(path).exists()
@@ -195,18 +244,26 @@ class Encoder:
     see ``onnx_layout_problem``) or ``auto`` (ONNX Runtime on a CPU when it is installed and the
     layout allows, else torch). ``cache_dir``: where the ONNX export is kept (``onnx_cache_dir``
     when None). ``backend`` says which one runs; ``onnx_path`` the export it runs, and
-    ``onnx_exported`` whether this encoder exported it (False when it was found in the cache)."""
+    ``onnx_exported`` whether this encoder exported it (False when it was found in the cache).
+
+    ``dtype``: ``float32``, or ``bfloat16`` / ``float16`` where the hardware computes them
+    (``encoder_dtype``; ``dtype`` then says which one runs). They run on torch whatever
+    ``backend`` says: on a CPU with native bfloat16 (AMX) the gate's MiniLM encodes 3.2 times as
+    many sentences per second as in float32, vectors within 3e-3 of float32's."""
 
     def __init__(self, name: str = "all-MiniLM-L6-v2", device: str = "auto", batch_size: int = 256,
-                 backend: str = "torch", cache_dir: str | os.PathLike | None = None):
+                 backend: str = "torch", cache_dir: str | os.PathLike | None = None, dtype: str = "float32"):
         from causalkg.onnxrt import resolve_backend
 
         self.name = name
         self.path = resolve_encoder_path(name)
         self.device = resolve_device(device)
         self.batch_size = batch_size
-        self.model = _load(self.path, self.device)
+        self.dtype = encoder_dtype(dtype, self.device)
+        self.model = _load(self.path, self.device, self.dtype)
         self.backend = resolve_backend(backend, self.device, key="encoder backend")
+        if self.dtype != "float32":
+            self.backend = "torch"  # ONNX Runtime runs the float32 export only
         self.onnx_path: Path | None = None
         self.onnx_exported = False
         self._session = None
@@ -276,7 +333,8 @@ class Encoder:
 
     def encode(self, texts: Sequence[str], *, batch_size: int | None = None, show_progress: bool = False) -> np.ndarray:
         """L2-normalised embeddings of ``texts``, each computed in a forward pass padded to its
-        own bucket length (``bucket_batches``): the same vector whatever else is encoded with it."""
+        own bucket length (``bucket_batches``): the same vector whatever else is encoded with it
+        (in half precision: for a given batch size)."""
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         from causalkg.progress import progress
@@ -286,19 +344,26 @@ class Encoder:
         enc = tok(list(texts), truncation=True, max_length=cap)
         keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        batches = bucket_batches([len(ids) for ids in enc["input_ids"]], batch_size or self.batch_size,
-                                 multiple=PAD_MULTIPLE, cap=cap)
+        size = int(batch_size or self.batch_size)
+        # In half precision every pass over a bucket has the same rows (``pad_batch_rows``): the
+        # batch size, or fewer for long buckets so that a pass holds at most FIXED_PASS_TOKENS
+        # token rows, which keeps the padding rows of a bucket's last pass few. (In float32 one
+        # PyTorch thread per pass gives the same vectors at any batch size without it.)
+        tokens = FIXED_PASS_TOKENS if self.dtype != "float32" else None
+        batches = bucket_batches([len(ids) for ids in enc["input_ids"]], size, multiple=PAD_MULTIPLE, cap=cap,
+                                 tokens=tokens)
         bar = progress(total=len(texts), desc="encoding", unit="text", mode="auto" if show_progress else "never")
 
         def feats(batch):
             bucket, idx = batch
-            return tok.pad([{k: enc[k][i] for k in keys} for i in idx], padding="max_length", max_length=bucket,
-                           return_tensors="np")
+            padded = tok.pad([{k: enc[k][i] for k in keys} for i in idx], padding="max_length", max_length=bucket,
+                             return_tensors="np")
+            return pad_batch_rows(padded, pass_rows(bucket, size, tokens)) if tokens else padded
 
         forward = self._forward_onnx if self._session is not None else self._forward_torch
         try:
             with _torch_batches_in_threads(self._session is None and self.model.device.type == "cpu") as run:
-                for idx, vectors in run(lambda batch: (batch[1], forward(feats(batch))), batches):
+                for idx, vectors in run(lambda batch: (batch[1], forward(feats(batch))[: len(batch[1])]), batches):
                     out[idx] = vectors
                     bar.update(len(idx))
         finally:

@@ -53,13 +53,17 @@ def _seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def tiny_qa_model(folder: str | Path, seed: int = 0) -> Path:
-    """A 2-layer BERT with a span (start/end) head: ``AutoModelForQuestionAnswering`` loads it."""
+def tiny_qa_model(folder: str | Path, seed: int = 0, *, hidden_size: int = 32) -> Path:
+    """A 2-layer BERT with a span (start/end) head: ``AutoModelForQuestionAnswering`` loads it.
+    ``hidden_size`` (a multiple of 32; intermediate size 4 times it) makes it as wide as a real
+    model's layers where a test needs their matrix shapes."""
     from transformers import BertForQuestionAnswering
 
     _seed(seed)
     folder = save_tokenizer(folder)
-    BertForQuestionAnswering(_bert_config()).save_pretrained(folder)
+    wide = {} if hidden_size == 32 else {"hidden_size": hidden_size, "intermediate_size": 4 * hidden_size,
+                                          "num_attention_heads": hidden_size // 32}
+    BertForQuestionAnswering(_bert_config(**wide)).save_pretrained(folder)
     return folder
 
 

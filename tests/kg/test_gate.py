@@ -195,3 +195,27 @@ def test_gate_training_settings_are_checked(tmp_path):
         cfg = load_config(search_cwd=False, overrides={key: value})
         with pytest.raises(ConfigError, match=message):
             train_gate(cfg, output=tmp_path / "g")
+
+
+def test_extract_dtype_sets_the_gate_encoders_format(gate_dir, monkeypatch):
+    from causalkg import models
+    from causalkg.errors import ConfigError
+    from causalkg.kg.gate import gate_dtype
+
+    folder, cfg = gate_dir
+    picks = {d: gate_dtype(load_config(search_cwd=False, overrides={"extract.dtype": d}))
+             for d in ("float32", "bfloat16", "float16", "auto", "int8", "int8-per-channel")}
+    assert picks == {"float32": "float32", "bfloat16": "bfloat16", "float16": "float16", "auto": "float16",
+                     "int8": "float32", "int8-per-channel": "float32"}
+    with pytest.raises(ConfigError, match="extract.dtype must be one of"):
+        gate_dtype(load_config(search_cwd=False, overrides={"extract.dtype": "fp8"}))
+    texts = ["The earthquake caused a tsunami that destroyed the town.", "The town hall is a red building.",
+             "Prices rose after the harvest failed."]
+    cues = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: False)
+    assert SentenceGate(folder, device="cpu", dtype="bfloat16").describe()["encoder_dtype"] == "float32"
+    monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: True)  # emulated where it is not
+    half = SentenceGate(folder, device="cpu", dtype="bfloat16", backend="auto", cache_dir=cfg.path("paths.cache") / "onnx")
+    assert half.describe()["encoder_dtype"] == "bfloat16" and half.describe()["encoder_backend"] == "torch"
+    full = SentenceGate(folder, device="cpu")
+    assert np.abs(half.scores(texts, cues) - full.scores(texts, cues)).max() < 0.02

@@ -191,3 +191,66 @@ def test_linking_backend_setting(tmp_path):
                                                    "paths.cache": str(tmp_path)})
     assert encoder_options(cfg) == {"device": "cpu", "batch_size": 256, "backend": "onnxruntime",
                                     "cache_dir": tmp_path / "onnx"}
+
+
+def test_half_precision_dtypes_resolve_to_what_the_hardware_computes(monkeypatch):
+    from causalkg import models
+    from causalkg.errors import ConfigError
+    from causalkg.linking.encoder import encoder_dtype
+
+    monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: False)
+    assert [encoder_dtype(d, "cpu") for d in ("float32", "bfloat16", "float16")] == ["float32"] * 3
+    assert encoder_dtype("float16", "cuda:0") == "float16" and encoder_dtype("bfloat16", "cuda") == "bfloat16"
+    monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: True)
+    assert encoder_dtype("bfloat16", "cpu") == "bfloat16" and encoder_dtype("float16", "cpu") == "float32"
+    with pytest.raises(ConfigError, match="float32, bfloat16, float16"):
+        encoder_dtype("int8", "cpu")
+
+
+def test_pad_batch_rows_repeats_the_first_row_of_arrays_and_tensors():
+    import torch
+
+    from causalkg.models import pad_batch_rows
+
+    arr = {"input_ids": np.array([[1, 2], [3, 4]]), "attention_mask": np.array([[1, 1], [1, 0]])}
+    out = pad_batch_rows(arr, 4)
+    assert out["input_ids"].tolist() == [[1, 2], [3, 4], [1, 2], [1, 2]]
+    assert out["attention_mask"].tolist() == [[1, 1], [1, 0], [1, 1], [1, 1]]
+    assert pad_batch_rows(arr, 2)["input_ids"] is arr["input_ids"]
+    t = pad_batch_rows({"x": torch.tensor([[5, 6, 7]])}, 3)["x"]
+    assert t.tolist() == [[5, 6, 7]] * 3
+
+
+def test_a_token_budget_gives_long_buckets_fewer_rows_per_pass():
+    from causalkg.linking.encoder import bucket_batches, pass_rows
+
+    lengths = [10] * 5 + [100] * 5 + [300]
+    plain = bucket_batches(lengths, 4, multiple=16)
+    assert [(b, len(i)) for b, i in plain] == [(16, 4), (16, 1), (112, 4), (112, 1), (304, 1)]
+    budget = bucket_batches(lengths, 4, multiple=16, tokens=256)
+    assert [(b, len(i)) for b, i in budget] == [(16, 4), (16, 1), (112, 2), (112, 2), (112, 1), (304, 1)]
+    assert [pass_rows(b, 4, 256) for b in (16, 112, 304)] == [4, 2, 1] and pass_rows(112, 4) == 4
+    assert sorted(i for _, idx in budget for i in idx) == list(range(len(lengths)))
+
+
+def test_bfloat16_vectors_are_the_same_in_any_company_and_near_float32(monkeypatch, enc):
+    """In bfloat16 a matrix product's kernel (and the order of its sums) depends on the number of
+    rows it multiplies (oneDNN with AMX: 33 to about 380 token rows take another path), so every
+    pass over a bucket has the same rows: a text's vector does not depend on what is encoded
+    beside it. Where the CPU has no native bfloat16 it is emulated here (slow, the same
+    guarantee)."""
+    from causalkg import models
+
+    monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: True)
+    half = Encoder("all-MiniLM-L6-v2", device="cpu", batch_size=8, backend="auto", dtype="bfloat16")
+    assert half.dtype == "bfloat16" and half.backend == "torch"  # ONNX Runtime runs float32 only
+    texts = ["war", "famine", "a flood after heavy rain", "the protest that followed the election", "drought",
+             *[f"a {w} that destroyed the harbour of the town" for w in ("storm", "fire", "tsunami", "riot", "flood")]]
+    together = half.encode(texts)
+    for i in (0, 3, 7):
+        assert np.array_equal(half.encode([texts[i]])[0], together[i])
+    assert np.array_equal(half.encode(texts[::-1])[::-1], together)
+    full = enc.encode(texts)
+    assert 0 < np.abs(together - full).max() < 2e-2
+    # the float32 model the loader caches was not converted in place
+    assert next(enc.model.parameters()).dtype.is_floating_point and str(next(enc.model.parameters()).dtype) == "torch.float32"

@@ -30,19 +30,39 @@ def tiny_qa(tmp_path_factory):
     return tiny_qa_model(tmp_path_factory.mktemp("qa") / "tiny", seed=3)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])  # bfloat16: float32 where the CPU lacks it
-def test_qa_answers_do_not_depend_on_batch_size_or_company(tiny_qa, dtype):
+@pytest.fixture(scope="module")
+def wide_qa(tmp_path_factory):
+    """As wide as MiniLM (384, FFN 1,536): at that width PyTorch's products give an input
+    outputs that change in the last digits with the rows beside it (float32 with two threads;
+    bfloat16 with AMX by the number of rows), where the 32-wide model's do not."""
+    return tiny_qa_model(tmp_path_factory.mktemp("qa") / "wide", seed=3, hidden_size=384)
+
+
+@pytest.mark.parametrize("backend,dtype", [("torch", "float32"), ("torch", "bfloat16"), ("onnxruntime", "float32")])
+@pytest.mark.parametrize("model", ["tiny_qa", "wide_qa"])
+def test_qa_answers_do_not_depend_on_the_company(model, backend, dtype, monkeypatch, request):
+    """The same answers, score and margin to the last bit, whatever else is asked with them, at
+    every batch size; on ONNX Runtime also the same at any batch size. On PyTorch every pass over
+    a bucket has the same rows (``causalkg.models.pad_batch_rows``); bfloat16 is emulated where
+    the CPU lacks it. Without the fixed rows the wide model fails here on PyTorch on an Intel
+    Xeon with AMX, in float32 and in bfloat16."""
+    from causalkg import models
+
+    monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: True)
+    folder = str(request.getfixturevalue(model))
     questions = ["What is the cause?", "What did the earthquake cause?", "What caused the fire?"]
     pairs = [(q, c) for c in SENTENCES[:12] for q in questions]
-    full = QAModel(str(tiny_qa), device="cpu", batch_size=32, dtype=dtype).answer(*zip(*pairs))
+    full = QAModel(folder, device="cpu", batch_size=32, dtype=dtype, backend=backend).answer(*zip(*pairs))
     assert any(a is not None for a in full)
     rng = random.Random(7)
     for batch_size in (1, 3, 32):
-        model = QAModel(str(tiny_qa), device="cpu", batch_size=batch_size, dtype=dtype)
+        qa = QAModel(folder, device="cpu", batch_size=batch_size, dtype=dtype, backend=backend)
+        assert (qa.backend, qa.dtype) == (backend, dtype)
+        every = qa.answer(*zip(*pairs))
+        if backend == "onnxruntime" or model == "tiny_qa":
+            assert every == full, batch_size
         subset = rng.sample(range(len(pairs)), 9)
-        alone = model.answer(*zip(*[pairs[i] for i in subset]))
-        # the same answers, score and margin to the last bit, in any company and batch size
-        assert alone == [full[i] for i in subset], batch_size
+        assert qa.answer(*zip(*[pairs[i] for i in subset])) == [every[i] for i in subset], batch_size
 
 
 def test_embeddings_do_not_depend_on_the_batch():
