@@ -80,12 +80,26 @@ def _this_cpu_has_native_bf16() -> bool:
         return False
 
 
+def half_dtype(dtype: str, device: str) -> str:
+    """What ``float16`` or ``bfloat16`` runs as on ``device``: bfloat16 on a GPU and on a CPU
+    that multiplies it natively (float32 on other CPUs, where it would be emulated and slower),
+    float16 on a GPU only (float32 on a CPU); any other ``dtype`` is returned as it is."""
+    gpu = str(device).startswith("cuda")
+    if dtype == "float16" and not gpu:
+        return "float32"
+    if dtype == "bfloat16" and not gpu and not (str(device) == "cpu" and cpu_has_native_bf16()):
+        return "float32"
+    return dtype
+
+
 def pad_batch_rows(batch: dict[str, Any], rows: int) -> dict[str, Any]:
     """``batch`` (numpy arrays or torch tensors, rows first) with its first row repeated until it
-    has ``rows`` rows. Half-precision matrix products pick their kernel, and with it the order of
-    their sums, by the number of rows (oneDNN on a CPU with AMX: 33 to about 380 token rows take
-    another path than 32 or 400): a forward pass of a fixed number of rows gives each input the
-    same outputs whatever is batched with it. The caller keeps the first rows of the outputs."""
+    has ``rows`` rows. PyTorch's matrix products give a row results that differ in the last
+    digits with the number of rows beside it: in float32 the threads split the work by shape; in
+    bfloat16 the kernel, and with it the order of the sums, is chosen by the row count (oneDNN
+    on a CPU with AMX: 33 to about 380 token rows take another path than 32 or 400). A forward
+    pass of a fixed number of rows gives each input the same outputs whatever is batched with
+    it. The caller keeps the first rows of the outputs."""
     out = {}
     for key, value in batch.items():
         n = value.shape[0]

@@ -124,7 +124,7 @@ def inference_dtype(dtype: str, device: str) -> str:
     bfloat16 runs on a GPU and on a CPU that multiplies bfloat16 natively,
     ``causalkg.models.cpu_has_native_bf16``, and is float32 on other CPUs, where it would be
     emulated and slower)."""
-    from causalkg.models import cpu_has_native_bf16
+    from causalkg.models import half_dtype
 
     if dtype not in DTYPES:
         raise ConfigError(f"extract.dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
@@ -133,11 +133,7 @@ def inference_dtype(dtype: str, device: str) -> str:
         return "float16" if gpu else "int8"
     if dtype in INT8_FORMATS and gpu:
         return "float32"
-    if dtype == "float16" and not gpu:
-        return "float32"
-    if dtype == "bfloat16" and not gpu and not (str(device) == "cpu" and cpu_has_native_bf16()):
-        return "float32"
-    return dtype
+    return half_dtype(dtype, device)
 
 
 def prepare_for_inference(model: Any, device: str, dtype: str = "float32") -> tuple[Any, str]:

@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from causalkg.errors import ConfigError, ModelError
-from causalkg.models import OFFLINE_MINILM_NAMES, pad_batch_rows, resolve_device, resolve_encoder_path  # noqa: F401 - also re-exported
+from causalkg.models import OFFLINE_MINILM_NAMES, half_dtype, pad_batch_rows, resolve_device, resolve_encoder_path  # noqa: F401 - also re-exported
 from causalkg.registry import Spec, registry, split_version
 
 PAD_MULTIPLE = 16  # texts are padded to a multiple of this many tokens (see bucket_batches)
@@ -122,20 +122,12 @@ ENCODER_DTYPES = ("float32", "bfloat16", "float16")
 
 
 def encoder_dtype(dtype: str, device: str) -> str:
-    """The numeric format an encoder runs in on ``device``: ``bfloat16`` on a GPU and on a CPU
-    that multiplies bfloat16 natively (``causalkg.models.cpu_has_native_bf16``; float32 on other
-    CPUs, where it would be emulated and slower), ``float16`` on a GPU only, ``float32``
-    anywhere."""
-    from causalkg.models import cpu_has_native_bf16
-
+    """The numeric format an encoder runs in on ``device`` (``causalkg.models.half_dtype``):
+    ``bfloat16`` on a GPU and on a CPU that multiplies bfloat16 natively, ``float16`` on a GPU,
+    ``float32`` anywhere and in their place elsewhere."""
     if dtype not in ENCODER_DTYPES:
         raise ConfigError(f"an encoder runs in one of {', '.join(ENCODER_DTYPES)}, not {dtype!r}")
-    gpu = str(device).startswith("cuda")
-    if dtype == "float16" and not gpu:
-        return "float32"
-    if dtype == "bfloat16" and not gpu and not (str(device) == "cpu" and cpu_has_native_bf16()):
-        return "float32"
-    return dtype
+    return half_dtype(dtype, device)
 
 
 def _load(path: str, device: str, dtype: str = "float32"):
@@ -248,8 +240,9 @@ class Encoder:
 
     ``dtype``: ``float32``, or ``bfloat16`` / ``float16`` where the hardware computes them
     (``encoder_dtype``; ``dtype`` then says which one runs). They run on torch whatever
-    ``backend`` says: on a CPU with native bfloat16 (AMX) the gate's MiniLM encodes 3.2 times as
-    many sentences per second as in float32, vectors within 3e-3 of float32's."""
+    ``backend`` says: on a CPU with native bfloat16 (AMX) the gate's MiniLM encodes 2.0-2.5 times
+    as many sentences per second as in float32 (``python -m bench gate``), vectors within 3e-3 of
+    float32's."""
 
     def __init__(self, name: str = "all-MiniLM-L6-v2", device: str = "auto", batch_size: int = 256,
                  backend: str = "torch", cache_dir: str | os.PathLike | None = None, dtype: str = "float32"):
