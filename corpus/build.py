@@ -241,9 +241,8 @@ def _fetch(cfg: Config, engine: Engine, settings: wikidata.WikidataSettings, *, 
     return _Fetched(discovered, instances, members, facts, terms, class_set, superclasses, counts)
 
 
-def _output_counts(f: _Fetched, event_classes: list, concepts: Mapping[str, int], lines: list,
+def _output_counts(f: _Fetched, event_classes: list, concepts: Mapping[str, int], kg_pairs: Mapping[str, Any],
                    kg_stats: Any) -> dict[str, Any]:
-    pairs_c, pairs_i = basekg.class_pairs(lines), basekg.instance_pairs(lines)
     return {
         "event_classes": len(event_classes),
         "event_classes_seed": sum(1 for e in event_classes if e.seed),
@@ -253,9 +252,9 @@ def _output_counts(f: _Fetched, event_classes: list, concepts: Mapping[str, int]
         "concepts_instance": concepts["concepts_instance"],
         "concepts_with_enwiki_title": concepts["concepts_with_enwiki_title"],
         "instances_of_seed_classes": len(f.members),
-        "base_kg_lines": len(lines),
-        "base_kg_class_pairs": len(pairs_c),
-        "base_kg_instance_pairs": len(pairs_i),
+        "base_kg_lines": kg_pairs["lines"],
+        "base_kg_class_pairs": len(kg_pairs["class"]),
+        "base_kg_instance_pairs": len(kg_pairs["instance"]),
         **{f"base_kg_{k}": v for k, v in kg_stats.to_dict().items()},
     }
 
@@ -293,8 +292,18 @@ def build_wikidata(
     notes, not_computed = _notes(chosen, f.discovered, counting, settings)
     count_note = not_computed[0]["why"] if not counting else None
     event_classes = wikidata.event_class_records(settings.seeds, f.discovered, f.terms, f.counts, count_note)
-    lines, kg_stats = basekg.build_base_kg(settings.seeds, f.instances, f.facts, f.terms, counts=f.counts,
-                                           max_examples=settings.max_examples)
+    # The Base KG's lines are written as they are made, their pairs counted on the way.
+    kg_stats = basekg.BaseKGStats()
+    kg_pairs: dict[str, Any] = {"lines": 0, "class": set(), "instance": set()}
+
+    def lines() -> Iterator[Any]:
+        for line in basekg.iter_base_kg(settings.seeds, f.instances, f.facts, f.terms, counts=f.counts,
+                                        max_examples=settings.max_examples, stats=kg_stats):
+            kg_pairs["lines"] += 1
+            kg_pairs["class"] |= basekg.class_pairs([line])
+            kg_pairs["instance"] |= basekg.instance_pairs([line])
+            yield line
+
     # The effects of lifted facts join the vocabulary (as instances) even when they are not
     # instances of a seed class: the linker must be able to name both ends of an example.
     lifted_effects = {x.effect for x in f.facts
@@ -312,11 +321,11 @@ def build_wikidata(
 
     out_dir = wikidata_dir(cfg)
     t0 = time.perf_counter()
-    outputs = _write_all(out_dir, {"event_classes": event_classes, "concepts": concepts(), "base_kg": lines})
+    outputs = _write_all(out_dir, {"event_classes": event_classes, "concepts": concepts(), "base_kg": lines()})
     timings["write"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - t_all
 
-    counts_out = _output_counts(f, event_classes, concept_counts, lines, kg_stats)
+    counts_out = _output_counts(f, event_classes, concept_counts, kg_pairs, kg_stats)
     stats = engine.stats.to_dict()
     manifest = build_manifest(
         "corpus.wikidata", cfg,

@@ -40,6 +40,12 @@ def built():
     more = basekg.consequence_classes(s.seeds, instances, facts, terms) - set(terms)
     terms.update(wikidata.fetch_terms(engine, more, s))
     lines, stats = basekg.build_base_kg(s.seeds, instances, facts, terms)
+    # the corpus build's way: one line at a time, the stats complete after the last
+    streamed_stats = basekg.BaseKGStats()
+    stream = basekg.iter_base_kg(s.seeds, instances, facts, terms, stats=streamed_stats)
+    first = next(stream)
+    assert streamed_stats.consequences == len(first.consequences) < stats.consequences
+    assert [first, *stream] == lines and streamed_stats.to_dict() == stats.to_dict()
     return lines, stats
 
 
