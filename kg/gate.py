@@ -200,11 +200,9 @@ def gate_dtype(cfg: Config) -> str:
     float32 with ``float32`` and the int8 formats (the gate's encoder is not quantized: per
     channel it moved 30 of 1,892 decisions, README). Training and the threshold's tuning always
     score in float32."""
-    from causalkg.kg.qa_decode import DTYPES
+    from causalkg.kg.qa_decode import check_dtype
 
-    dtype = str(cfg["extract"]["dtype"])
-    if dtype not in DTYPES:
-        raise ConfigError(f"extract.dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    dtype = check_dtype(str(cfg["extract"]["dtype"]))
     return {"bfloat16": "bfloat16", "float16": "float16", "auto": "float16"}.get(dtype, "float32")
 
 

@@ -117,6 +117,13 @@ DTYPES = ("auto", "float32", "int8", "int8-per-channel", "float16", "bfloat16")
 INT8_FORMATS = ("int8", "int8-per-channel")
 
 
+def check_dtype(dtype: str) -> str:
+    """``dtype`` when it is one of ``DTYPES`` (``extract.dtype``); a ConfigError otherwise."""
+    if dtype not in DTYPES:
+        raise ConfigError(f"extract.dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    return dtype
+
+
 def inference_dtype(dtype: str, device: str) -> str:
     """The numeric format a model runs in: ``auto`` is int8 (dynamic quantization of the
     linear layers) on a CPU and float16 on a GPU; the others are taken as given (int8 and
@@ -126,8 +133,7 @@ def inference_dtype(dtype: str, device: str) -> str:
     emulated and slower)."""
     from causalkg.models import half_dtype
 
-    if dtype not in DTYPES:
-        raise ConfigError(f"extract.dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    check_dtype(dtype)
     gpu = str(device).startswith("cuda")
     if dtype == "auto":
         return "float16" if gpu else "int8"
