@@ -241,8 +241,8 @@ def _fetch(cfg: Config, engine: Engine, settings: wikidata.WikidataSettings, *, 
     return _Fetched(discovered, instances, members, facts, terms, class_set, superclasses, counts)
 
 
-def _output_counts(f: _Fetched, event_classes: list, concepts: Mapping[str, int], kg_pairs: Mapping[str, Any],
-                   kg_stats: Any) -> dict[str, Any]:
+def _output_counts(f: _Fetched, event_classes: list, concepts: Mapping[str, int], kg_lines: int,
+                   kg_pairs: Mapping[str, set], kg_stats: Any) -> dict[str, Any]:
     return {
         "event_classes": len(event_classes),
         "event_classes_seed": sum(1 for e in event_classes if e.seed),
@@ -252,7 +252,7 @@ def _output_counts(f: _Fetched, event_classes: list, concepts: Mapping[str, int]
         "concepts_instance": concepts["concepts_instance"],
         "concepts_with_enwiki_title": concepts["concepts_with_enwiki_title"],
         "instances_of_seed_classes": len(f.members),
-        "base_kg_lines": kg_pairs["lines"],
+        "base_kg_lines": kg_lines,
         "base_kg_class_pairs": len(kg_pairs["class"]),
         "base_kg_instance_pairs": len(kg_pairs["instance"]),
         **{f"base_kg_{k}": v for k, v in kg_stats.to_dict().items()},
@@ -294,14 +294,14 @@ def build_wikidata(
     event_classes = wikidata.event_class_records(settings.seeds, f.discovered, f.terms, f.counts, count_note)
     # The Base KG's lines are written as they are made, their pairs counted on the way.
     kg_stats = basekg.BaseKGStats()
-    kg_pairs: dict[str, Any] = {"lines": 0, "class": set(), "instance": set()}
+    kg_pairs: dict[str, set] = {"class": set(), "instance": set()}
 
     def lines() -> Iterator[Any]:
         for line in basekg.iter_base_kg(settings.seeds, f.instances, f.facts, f.terms, counts=f.counts,
                                         max_examples=settings.max_examples, stats=kg_stats):
-            kg_pairs["lines"] += 1
-            kg_pairs["class"] |= basekg.class_pairs([line])
-            kg_pairs["instance"] |= basekg.instance_pairs([line])
+            dumped = [line.model_dump()]  # once for both counts
+            kg_pairs["class"] |= basekg.class_pairs(dumped)
+            kg_pairs["instance"] |= basekg.instance_pairs(dumped)
             yield line
 
     # The effects of lifted facts join the vocabulary (as instances) even when they are not
@@ -325,7 +325,7 @@ def build_wikidata(
     timings["write"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - t_all
 
-    counts_out = _output_counts(f, event_classes, concept_counts, kg_pairs, kg_stats)
+    counts_out = _output_counts(f, event_classes, concept_counts, outputs["base_kg"]["records"], kg_pairs, kg_stats)
     stats = engine.stats.to_dict()
     manifest = build_manifest(
         "corpus.wikidata", cfg,
