@@ -19,13 +19,15 @@ trained now when missing).
    baseline), on ONNX Runtime and, on a CPU with native bfloat16 (AMX, AVX512-BF16), on PyTorch
    in bfloat16 (what ``extract.dtype = "bfloat16"`` runs) over the same corpus sentences (every k-th, at most
    ``BENCH_GATE_ENCODER_SENTENCES``, default 2000), the largest difference of their vectors,
-   and how many gate decisions differ.
+   and how many gate decisions differ. Each backend is warmed on all the sentences first, then
+   ``BENCH_INFERENCE_ROUNDS`` interleaved rounds (default 3) time them in turn: the median.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import time
 from pathlib import Path
 
@@ -114,28 +116,42 @@ def encoder_backends(cfg, gate, sentences) -> None:
     texts = [s.text for s in sample]
     cues = np.asarray([1.0 if s.cues else 0.0 for s in sample], dtype=np.float32)
     cache = encoder_backend(cfg)["cache_dir"]
-    rows, base = [], None
     runs = [("torch", "float32"), ("onnxruntime", "float32")]
     if encoder_dtype("bfloat16", "cpu") == "bfloat16":  # a CPU that multiplies bfloat16 natively
         runs.append(("torch", "bfloat16"))
+    rounds = max(1, int(os.environ.get("BENCH_INFERENCE_ROUNDS", "3")))
+    encoders, first = [], []
     for backend, dtype in runs:
         enc = Encoder(gate.encoder_name, device="cpu", batch_size=gate.batch_size, backend=backend, cache_dir=cache,
                       dtype=dtype)
-        enc.encode(texts[:8])  # warm-up: first-call allocations are not the backend's cost
-        cpu0 = time.process_time()
-        with timed() as t:
-            vectors = enc.encode(texts)
-        cpu = time.process_time() - cpu0
+        # warm-up on every text: first-call allocations and each shape's kernels are not the
+        # backend's cost; its vectors and decisions are compared below
+        vectors = enc.encode(texts)
         keep = SentenceGate(gate.folder, encoder=enc, batch_size=gate.batch_size).scores(texts, cues) >= gate.threshold
-        rate = len(texts) / t.seconds if t.seconds else float("inf")
-        if base is None:
-            base = (rate, vectors, keep)
-        rows.append({"encoder backend": f"{enc.backend} {enc.dtype}" + ("" if rows else " (baseline)"),
-                     "sentences": len(texts), "s": t.seconds, "CPU s": cpu, "sentences/s": rate,
-                     "ratio": rate / base[0], "max abs diff": float(np.abs(vectors - base[1]).max()),
-                     "gate decisions changed": int((keep != base[2]).sum())})
+        encoders.append(enc)
+        first.append((vectors, keep))
+    walls: list[list[float]] = [[] for _ in runs]
+    cpus: list[list[float]] = [[] for _ in runs]
+    for _ in range(rounds):  # interleaved, so a slow spell of a shared machine falls on every backend
+        for i, enc in enumerate(encoders):
+            cpu0 = time.process_time()
+            with timed() as t:
+                enc.encode(texts)
+            walls[i].append(t.seconds)
+            cpus[i].append(time.process_time() - cpu0)
+    rows = []
+    for i, enc in enumerate(encoders):
+        wall, cpu = statistics.median(walls[i]), statistics.median(cpus[i])
+        rate = len(texts) / wall if wall else float("inf")
+        vectors, keep = first[i]
+        rows.append({"encoder backend": f"{enc.backend} {enc.dtype}" + ("" if i else " (baseline)"),
+                     "sentences": len(texts), "s": wall, "CPU s": cpu, "sentences/s": rate,
+                     "ratio": rate / (len(texts) / statistics.median(walls[0])),
+                     "CPU ratio": statistics.median(cpus[0]) / cpu if cpu else None,
+                     "max abs diff": float(np.abs(vectors - first[0][0]).max()),
+                     "gate decisions changed": int((keep != first[0][1]).sum())})
     print(f"### Gate encoder: PyTorch vs ONNX Runtime vs bfloat16 (every {step}th corpus sentence; torch threads "
-          f"{torch.get_num_threads()}, {os.cpu_count()} CPUs)\n")
+          f"{torch.get_num_threads()}, {os.cpu_count()} CPUs; median of {rounds} interleaved rounds)\n")
     print(render_table(rows, None, "md", floatfmt=".3g"))
     if len(runs) == 2:
         print("\n(no bfloat16 row: this CPU has no native bfloat16, where extract.dtype = bfloat16 runs float32)")

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from causalkg.models import save_model_folder, stage_device, training_files
+from causalkg.models import pad_batch_rows, save_model_folder, stage_device, training_files
+from causalkg.linking.encoder import FIXED_PASS_TOKENS, bucket_batches, pass_rows
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest
@@ -175,10 +176,11 @@ class SpanTagger:
     sentences: ``relations(texts)`` -> the relations of each text."""
 
     def __init__(self, name: str, *, base_dir: Path | None = None, device: str = "auto", batch_size: int = 32,
-                 max_relations: int = 4, max_seq_length: int = 192, model: Any = None, tokenizer: Any = None):
+                 max_relations: int = 4, max_seq_length: int = 192, model: Any = None, tokenizer: Any = None,
+                 dtype: str = "float32"):
         import torch  # noqa: F401
 
-        from causalkg.kg.qa_decode import resolve_device, resolve_model_path
+        from causalkg.kg.qa_decode import prepare_for_inference, resolve_device, resolve_model_path
 
         self.name = name
         self.batch_size = max(1, int(batch_size))
@@ -186,9 +188,10 @@ class SpanTagger:
         self.max_seq_length = int(max_seq_length)
         self.calls = 0
         self.features = 0
-        if model is not None:
+        if model is not None:  # a model given is used as it is
             self.model, self.tokenizer = model, tokenizer
             self.device = str(next(model.parameters()).device)
+            self.dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
             return
         path, local = resolve_model_path(name, base_dir)
         if not local and name.startswith(("models/", "./", "/")):
@@ -209,23 +212,26 @@ class SpanTagger:
         if self.model.config.num_labels != len(LABELS):
             raise ModelError(f"{name} is not a span tagger: {self.model.config.num_labels} labels, expected {len(LABELS)}")
         self.device = resolve_device(device)
-        self.model.to(self.device).eval()
+        self.model, self.dtype = prepare_for_inference(self.model, self.device, dtype)
 
     def _probs(self, prompts: Sequence[str], texts: Sequence[str]) -> list[tuple[Any, Any, Any]]:
         import torch
 
         enc = self.tokenizer(list(prompts), list(texts), truncation="only_second", max_length=self.max_seq_length,
                              return_offsets_mapping=True, padding=False)
-        n = len(texts)
-        order = sorted(range(n), key=lambda i: len(enc["input_ids"][i]))
-        out: list[Any] = [None] * n
+        out: list[Any] = [None] * len(texts)
         keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
+        from causalkg.kg.qa_decode import PAD_MULTIPLE
+
+        # As QA (kg.qa_decode): each pass padded to its bucket's length, with the same rows in
+        # every pass over a bucket, so a sentence's tags do not depend on the sentences beside it.
         with torch.inference_mode():
-            for b in range(0, n, self.batch_size):
-                idx = order[b : b + self.batch_size]
+            for bucket, idx in bucket_batches([len(ids) for ids in enc["input_ids"]], self.batch_size,
+                                              multiple=PAD_MULTIPLE, cap=self.max_seq_length, tokens=FIXED_PASS_TOKENS):
                 batch = self.tokenizer.pad([{k: enc[k][i] for k in keys} for i in idx], return_tensors="pt",
-                                           padding_side="right")
-                logits = self.model(**{k: v.to(self.device) for k, v in batch.items()}).logits
+                                           padding="max_length", max_length=bucket, padding_side="right")
+                batch = pad_batch_rows(batch, pass_rows(bucket, self.batch_size, FIXED_PASS_TOKENS))
+                logits = self.model(**{k: v.to(self.device) for k, v in batch.items()}).logits[: len(idx)]
                 probs = torch.softmax(logits.float(), -1).cpu().numpy()
                 self.calls += 1
                 self.features += len(idx)

@@ -67,6 +67,19 @@ def tiny_qa_model(folder: str | Path, seed: int = 0, *, hidden_size: int = 32) -
     return folder
 
 
+def tiny_token_classifier(folder: str | Path, num_labels: int, seed: int = 0, *, hidden_size: int = 32) -> Path:
+    """A 2-layer BERT token classifier (``AutoModelForTokenClassification``) with ``num_labels``
+    labels; ``hidden_size`` as in ``tiny_qa_model``."""
+    from transformers import BertForTokenClassification
+
+    _seed(seed)
+    folder = save_tokenizer(folder)
+    wide = {} if hidden_size == 32 else {"hidden_size": hidden_size, "intermediate_size": 4 * hidden_size,
+                                          "num_attention_heads": hidden_size // 32}
+    BertForTokenClassification(_bert_config(num_labels=num_labels, **wide)).save_pretrained(folder)
+    return folder
+
+
 def tiny_nli_model(folder: str | Path, seed: int = 0,
                    labels: tuple[str, ...] = ("CONTRADICTION", "NEUTRAL", "ENTAILMENT")) -> Path:
     """A 2-layer BERT sequence classifier whose config names NLI labels (``id2label``)."""

@@ -36,13 +36,14 @@ class TaggerExtractor:
         self.model_path = path if local else None
         self.tagger = tagger or SpanTagger(
             self.model, base_dir=cfg.base_dir, device=stage_device(cfg, "extract.device"), batch_size=ex["tagger_batch_size"],
-            max_relations=ex["tagger_max_relations"], max_seq_length=ex["tagger_max_seq_length"])
+            max_relations=ex["tagger_max_relations"], max_seq_length=ex["tagger_max_seq_length"],
+            dtype=str(ex.get("dtype", "float32")))
         self.counts: Counter[str] = Counter()
 
     def describe(self) -> dict[str, Any]:
         checksum = describe_input(self.model_path)["sha256"] if self.model_path else None
         return {"extractor": self.name, "model": self.model, "model_path": self.model_path, "model_sha256": checksum,
-                "device": self.tagger.device, "max_relations": self.tagger.max_relations,
+                "device": self.tagger.device, "dtype": self.tagger.dtype, "max_relations": self.tagger.max_relations,
                 "max_seq_length": self.tagger.max_seq_length, "min_score": self.min_score}
 
     def stats(self) -> dict[str, Any]:

@@ -65,6 +65,28 @@ def test_qa_answers_do_not_depend_on_the_company(model, backend, dtype, monkeypa
         assert qa.answer(*zip(*[pairs[i] for i in subset])) == [every[i] for i in subset], batch_size
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_span_tagger_probabilities_do_not_depend_on_the_company(dtype, tmp_path, monkeypatch):
+    """The span tagger at MiniLM's width: a sentence's tag probabilities are the same floats
+    whatever sentences are tagged with it (passes padded to their bucket, fixed rows per bucket),
+    in float32 and in bfloat16 (emulated where the CPU lacks it). Padded to the longest sentence
+    of a sorted batch, as before, they were not."""
+    from causalkg import models
+    from causalkg.kg.tagger import LABELS, SpanTagger
+    from causalkg.testing.tiny_models import tiny_token_classifier
+
+    monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: True)
+    folder = tiny_token_classifier(tmp_path / "tagger", len(LABELS), seed=4, hidden_size=384)
+    tagger = SpanTagger(str(folder), device="cpu", batch_size=8, dtype=dtype)
+    assert tagger.dtype == dtype
+    texts = [s[:200] for s in SENTENCES[:20]]
+    full = tagger._probs(["first relation"] * len(texts), texts)
+    for subset in (random.Random(5).sample(range(len(texts)), 7), [3], [0, 19]):
+        part = tagger._probs(["first relation"] * len(subset), [texts[i] for i in subset])
+        for got, i in zip(part, subset):
+            assert np.array_equal(got[2], full[i][2]), (dtype, i)
+
+
 def test_embeddings_do_not_depend_on_the_batch():
     from causalkg.linking.encoder import Encoder
 
