@@ -29,6 +29,23 @@ def timed() -> Iterator[Timer]:
         t.seconds = time.perf_counter() - start
 
 
+def interleaved_medians(passes, rounds: int) -> list[tuple[float, float]]:
+    """``(median wall s, median CPU s)`` of each callable in ``passes`` over ``rounds`` rounds
+    that call them in turn, so that a slow spell of a shared machine falls on all of them."""
+    import statistics
+
+    walls: list[list[float]] = [[] for _ in passes]
+    cpus: list[list[float]] = [[] for _ in passes]
+    for _ in range(max(1, rounds)):
+        for i, fn in enumerate(passes):
+            cpu0 = time.process_time()
+            with timed() as t:
+                fn()
+            walls[i].append(t.seconds)
+            cpus[i].append(time.process_time() - cpu0)
+    return [(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus)]
+
+
 @dataclass
 class ThroughputTable:
     """Rows of (name, items, seconds); ``ratio`` is each row's items/s over the baseline row's."""

@@ -27,13 +27,11 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
 
-from bench import timed
+from bench import interleaved_medians, timed
 from causalkg.config import load_config
 from causalkg.tables import render_table
 
@@ -130,24 +128,14 @@ def encoder_backends(cfg, gate, sentences) -> None:
         keep = SentenceGate(gate.folder, encoder=enc, batch_size=gate.batch_size).scores(texts, cues) >= gate.threshold
         encoders.append(enc)
         first.append((vectors, keep))
-    walls: list[list[float]] = [[] for _ in runs]
-    cpus: list[list[float]] = [[] for _ in runs]
-    for _ in range(rounds):  # interleaved, so a slow spell of a shared machine falls on every backend
-        for i, enc in enumerate(encoders):
-            cpu0 = time.process_time()
-            with timed() as t:
-                enc.encode(texts)
-            walls[i].append(t.seconds)
-            cpus[i].append(time.process_time() - cpu0)
+    times = interleaved_medians([lambda enc=enc: enc.encode(texts) for enc in encoders], rounds)
     rows = []
-    for i, enc in enumerate(encoders):
-        wall, cpu = statistics.median(walls[i]), statistics.median(cpus[i])
+    for i, (enc, (wall, cpu)) in enumerate(zip(encoders, times)):
         rate = len(texts) / wall if wall else float("inf")
         vectors, keep = first[i]
         rows.append({"encoder backend": f"{enc.backend} {enc.dtype}" + ("" if i else " (baseline)"),
                      "sentences": len(texts), "s": wall, "CPU s": cpu, "sentences/s": rate,
-                     "ratio": rate / (len(texts) / statistics.median(walls[0])),
-                     "CPU ratio": statistics.median(cpus[0]) / cpu if cpu else None,
+                     "ratio": rate / (len(texts) / times[0][0]), "CPU ratio": times[0][1] / cpu if cpu else None,
                      "max abs diff": float(np.abs(vectors - first[0][0]).max()),
                      "gate decisions changed": int((keep != first[0][1]).sum())})
     print(f"### Gate encoder: PyTorch vs ONNX Runtime vs bfloat16 (every {step}th corpus sentence; torch threads "

@@ -23,10 +23,8 @@ and how many extracted pairs differ. The issue's bar is 3x the float32 rate at +
 from __future__ import annotations
 
 import os
-import statistics
-import time
 
-from bench import timed
+from bench import interleaved_medians, timed
 from bench.bench_extract import _cfg, ensure_model, score, val_documents
 from causalkg.tables import render_table
 
@@ -36,34 +34,18 @@ QA_FORMATS = (("torch", "float32"), ("torch", "int8"), ("torch", "int8-per-chann
 TAGGER_FORMATS = ("float32", "int8-per-channel", "bfloat16")
 
 
-def _timed_pass(ext, items) -> tuple[dict, float, float]:
-    """(scores, wall s, CPU s) of one pass over the items."""
-    cpu0 = time.process_time()
-    with timed() as t:
-        row, _ = score(ext, items)
-    return row, t.seconds, time.process_time() - cpu0
-
-
 def _table(runs, items, rounds: int) -> list[dict]:
     """One row per (label, extractor, model): the median of ``rounds`` interleaved passes."""
-    walls: dict[int, list[float]] = {i: [] for i in range(len(runs))}
-    cpus: dict[int, list[float]] = {i: [] for i in range(len(runs))}
-    first: dict[int, tuple] = {}
-    for i, (_, ext, model) in enumerate(runs):  # warm-up on the whole input; the pairs for "changed"
+    first = []
+    for _, ext, model in runs:  # warm-up on the whole input; the pairs for "changed"
         pairs = {(r["doc_id"], r["cause"]["text"], r["effect"]["text"]) for r in ext.extract([d for d, _, _ in items])}
         model.calls = model.features = 0
-        row, _, _ = _timed_pass(ext, items)
-        first[i] = (row, pairs, model.features, model.calls)
-    for _ in range(rounds):
-        for i, (_, ext, _model) in enumerate(runs):
-            _, wall, cpu = _timed_pass(ext, items)
-            walls[i].append(wall)
-            cpus[i].append(cpu)
+        row, _ = score(ext, items)
+        first.append((row, pairs, model.features, model.calls))
+    times = interleaved_medians([lambda ext=ext: score(ext, items) for _, ext, _ in runs], rounds)
     rows = []
     base_rate = base_cpu = None
-    for i, (label, _, model) in enumerate(runs):
-        row, pairs, feats, calls = first[i]
-        wall, cpu = statistics.median(walls[i]), statistics.median(cpus[i])
+    for (label, _, model), (row, pairs, feats, calls), (wall, cpu) in zip(runs, first, times):
         rate = feats / wall if wall else float("inf")
         if base_rate is None:
             base_rate, base_cpu, base_row, base_pairs = rate, cpu, row, pairs
