@@ -33,9 +33,9 @@ from typing import Any, Sequence
 
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import read_manifest
-from causalkg.models import local_model_path, pad_batch_rows, resolve_device  # noqa: F401 - resolve_device: also kg.tagger's
+from causalkg.models import local_model_path, resolve_device  # noqa: F401 - resolve_device: also kg.tagger's
 from causalkg.kg.onnx_runtime import OnnxModel, export_onnx, resolve_backend
-from causalkg.linking.encoder import FIXED_PASS_TOKENS, bucket_batches, pass_rows
+from causalkg.linking.encoder import FIXED_PASS_TOKENS, bucket_batches, pad_pass
 
 log = logging.getLogger(__name__)
 
@@ -299,10 +299,8 @@ class QAModel:
                       if k in enc and k in model_keys} for i in idx]
             # Right padding keeps the null token ([CLS]) at position 0 of every row; every row
             # is padded to its bucket's length, whatever else is in the batch.
-            batch = self.tokenizer.pad(feats, return_tensors="pt", padding="max_length", max_length=bucket,
-                                       padding_side="right")
-            if self._pass_tokens:  # the same rows in every pass over a bucket (pad_batch_rows)
-                batch = pad_batch_rows(batch, pass_rows(bucket, self.batch_size, self._pass_tokens))
+            # On PyTorch the same rows in every pass over a bucket (pad_batch_rows).
+            batch = pad_pass(self.tokenizer, feats, bucket, self.batch_size, self._pass_tokens, tensors="pt")
             length = batch["input_ids"].shape[1]
             ctx = torch.zeros((len(idx), length), dtype=torch.bool)
             for row, i in enumerate(idx):

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from causalkg.models import pad_batch_rows, save_model_folder, stage_device, training_files
-from causalkg.linking.encoder import FIXED_PASS_TOKENS, bucket_batches, pass_rows
+from causalkg.models import save_model_folder, stage_device, training_files
+from causalkg.linking.encoder import FIXED_PASS_TOKENS, bucket_batches, pad_pass
 from causalkg.config import Config
 from causalkg.errors import ConfigError, ModelError
 from causalkg.manifest import build_manifest, describe_input, fingerprint, read_manifest
@@ -217,20 +217,19 @@ class SpanTagger:
     def _probs(self, prompts: Sequence[str], texts: Sequence[str]) -> list[tuple[Any, Any, Any]]:
         import torch
 
+        from causalkg.kg.qa_decode import PAD_MULTIPLE
+
         enc = self.tokenizer(list(prompts), list(texts), truncation="only_second", max_length=self.max_seq_length,
                              return_offsets_mapping=True, padding=False)
         out: list[Any] = [None] * len(texts)
         keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
-        from causalkg.kg.qa_decode import PAD_MULTIPLE
-
         # As QA (kg.qa_decode): each pass padded to its bucket's length, with the same rows in
         # every pass over a bucket, so a sentence's tags do not depend on the sentences beside it.
         with torch.inference_mode():
             for bucket, idx in bucket_batches([len(ids) for ids in enc["input_ids"]], self.batch_size,
                                               multiple=PAD_MULTIPLE, cap=self.max_seq_length, tokens=FIXED_PASS_TOKENS):
-                batch = self.tokenizer.pad([{k: enc[k][i] for k in keys} for i in idx], return_tensors="pt",
-                                           padding="max_length", max_length=bucket, padding_side="right")
-                batch = pad_batch_rows(batch, pass_rows(bucket, self.batch_size, FIXED_PASS_TOKENS))
+                batch = pad_pass(self.tokenizer, [{k: enc[k][i] for k in keys} for i in idx], bucket, self.batch_size,
+                                 FIXED_PASS_TOKENS, tensors="pt")
                 logits = self.model(**{k: v.to(self.device) for k, v in batch.items()}).logits[: len(idx)]
                 probs = torch.softmax(logits.float(), -1).cpu().numpy()
                 self.calls += 1

@@ -77,6 +77,17 @@ def pass_rows(bucket: int, batch_size: int, tokens: int | None = None) -> int:
 
 
 
+def pad_pass(tokenizer: object, features: list[dict], bucket: int, batch_size: int, tokens: int | None, *,
+             tensors: str, padding_side: str | None = "right") -> dict:
+    """One forward pass's inputs: ``features`` (token lists of one bucket) padded to ``bucket``
+    tokens and, with ``tokens``, to the fixed rows of a pass over that bucket (``pass_rows``,
+    ``causalkg.models.pad_batch_rows``). ``tensors``: ``np`` or ``pt``; ``padding_side`` None
+    keeps the tokenizer's own."""
+    batch = tokenizer.pad(features, padding="max_length", max_length=bucket, return_tensors=tensors,
+                          padding_side=padding_side)
+    return pad_batch_rows(batch, pass_rows(bucket, batch_size, tokens)) if tokens else batch
+
+
 def _folder_stamp(path: str) -> tuple:
     """(relative name, size, mtime) of every file of a local model folder; () for a hub name.
 
@@ -349,9 +360,8 @@ class Encoder:
 
         def feats(batch):
             bucket, idx = batch
-            padded = tok.pad([{k: enc[k][i] for k in keys} for i in idx], padding="max_length", max_length=bucket,
-                             return_tensors="np")
-            return pad_batch_rows(padded, pass_rows(bucket, size, tokens)) if tokens else padded
+            return pad_pass(tok, [{k: enc[k][i] for k in keys} for i in idx], bucket, size, tokens, tensors="np",
+                            padding_side=None)
 
         forward = self._forward_onnx if self._session is not None else self._forward_torch
         try:

@@ -47,6 +47,14 @@ def _bert_config(**kw):
     return BertConfig(**base)
 
 
+def _width(hidden_size: int) -> dict:
+    """The config keys of a model ``hidden_size`` wide (a multiple of 32; FFN 4 times it, heads
+    of 32); none for the default 32."""
+    if hidden_size == 32:
+        return {}
+    return {"hidden_size": hidden_size, "intermediate_size": 4 * hidden_size, "num_attention_heads": hidden_size // 32}
+
+
 def _seed(seed: int) -> None:
     import torch
 
@@ -61,9 +69,7 @@ def tiny_qa_model(folder: str | Path, seed: int = 0, *, hidden_size: int = 32) -
 
     _seed(seed)
     folder = save_tokenizer(folder)
-    wide = {} if hidden_size == 32 else {"hidden_size": hidden_size, "intermediate_size": 4 * hidden_size,
-                                          "num_attention_heads": hidden_size // 32}
-    BertForQuestionAnswering(_bert_config(**wide)).save_pretrained(folder)
+    BertForQuestionAnswering(_bert_config(**_width(hidden_size))).save_pretrained(folder)
     return folder
 
 
@@ -74,9 +80,7 @@ def tiny_token_classifier(folder: str | Path, num_labels: int, seed: int = 0, *,
 
     _seed(seed)
     folder = save_tokenizer(folder)
-    wide = {} if hidden_size == 32 else {"hidden_size": hidden_size, "intermediate_size": 4 * hidden_size,
-                                          "num_attention_heads": hidden_size // 32}
-    BertForTokenClassification(_bert_config(num_labels=num_labels, **wide)).save_pretrained(folder)
+    BertForTokenClassification(_bert_config(num_labels=num_labels, **_width(hidden_size))).save_pretrained(folder)
     return folder
 
 
