@@ -78,6 +78,47 @@ def test_real_cnc_sentences_with_a_gold_signal_are_found_by_their_cue(segmenter)
     assert checked >= 1
 
 
+def _spacy_matcher_cues(nlp, lexicon, doc):
+    """The reference: spaCy's rule Matcher, one LOWER pattern per cue, then filter_spans."""
+    from spacy.matcher import Matcher
+    from spacy.util import filter_spans
+
+    matcher = Matcher(nlp.vocab)
+    for i, cue in enumerate(lexicon):
+        matcher.add(f"CUE{i}", [[{"LOWER": {"IN": list(alts)}} for alts in cue.tokens]])
+    spans = filter_spans([doc[s:e] for _, s, e in matcher(doc)])
+    return [(sp.start_char, sp.end_char, sp.text) for sp in spans]
+
+
+def test_cue_matches_are_those_of_spacys_rule_matcher(segmenter):
+    # The trie matcher against spaCy's Matcher + filter_spans on real pages and CNC sentences,
+    # and on invented overlaps: a cue inside a longer one ("due to" / "due to the lack of"),
+    # two cues sharing a token ("as a result" / "result of the war": the longer wins, the other
+    # is dropped though its first token is free), alternatives in a position.
+    nlp = segmenter.nlp
+    lexicon = cues.load_lexicon()
+    extra = [cues.parse_cue(line, "test") for line in
+             ["due to the lack of", "as a result", "result of the war", "lead|leads|led to the",
+              "of the war"]]
+    texts = [d["text"] for d in wiki_docs()]
+    texts += [json.loads(l)["text"] for l in (FIX / "gold_sentences.jsonl").read_text(encoding="utf-8").splitlines()]
+    texts += ["Due to the lack of rain, and due to the heat, crops failed as a result of the war.",
+              "It LED TO THE famine, which led to the war; as a result of the war, prices rose.",
+              "", "due", "as a result"]
+    compared = matched = 0
+    for lex in (lexicon, lexicon + extra, extra):
+        matcher = cues.CueMatcher(nlp, lex)
+        for doc in nlp.pipe(texts):
+            got = [(c.start, c.end, c.text) for c in matcher.find(doc)]
+            assert got == _spacy_matcher_cues(nlp, lex, doc), doc.text[:80]
+            compared += 1
+            matched += len(got)
+    assert compared == 3 * len(texts) and matched > 100
+    # Offsets are shifted by the chunk's offset into the document.
+    doc = nlp("Floods were caused by the rain.")
+    assert [(c.start, c.text) for c in cues.CueMatcher(nlp, lexicon).find(doc, 100)] == [(112, "caused")]
+
+
 def test_empty_and_blank_documents_have_no_sentences(segmenter):
     assert segmenter.split("") == []
     assert segmenter.split(" \n\n \t") == []
