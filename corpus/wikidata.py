@@ -99,9 +99,10 @@ class WikidataSettings:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class Terms:
-    """What Wikidata says about one item, in the configured languages."""
+    """What Wikidata says about one item, in the configured languages (slots: the Wikidata
+    stage holds one per concept, 181,006 at 68,391 documents)."""
 
     label: str | None = None
     aliases: list[str] = field(default_factory=list)
