@@ -108,66 +108,78 @@ def read_derived(path: str | Path) -> list[dict[str, str]]:
     return rows
 
 
-class CueMatcher:
-    """Finds cue phrases in spaCy Docs (``find``): the longest non-overlapping matches.
+class TokenTrie:
+    """Token sequences matched in spaCy Docs on lower-cased tokens: the matches of spaCy's rule
+    ``Matcher`` with one ``LOWER`` pattern per sequence, without its cost.
 
-    The same matches as spaCy's rule ``Matcher`` with one ``LOWER`` pattern per cue followed by
-    ``spacy.util.filter_spans`` (``tests/kg/test_cues.py`` compares the two on real pages), at a
-    fraction of the cost: the lexicon is a trie over the hashes of lower-cased tokens, walked
-    from each token whose lower-cased form starts some cue. spaCy's ``Matcher`` updated a
-    predicate cache for every token and every pattern; it was most of the time of sentence
-    splitting (``Segmenter.split``).
+    ``entries``: ``(tokens, value)``, ``tokens`` a sequence of positions, each a sequence of
+    lower-case alternatives (a ``Cue``'s ``tokens``). The trie's keys are the vocabulary's hashes
+    of those words; ``find`` walks it from each token. spaCy's ``Matcher`` updated a predicate
+    cache for every token and pattern: it was 80% of ``Segmenter.split``'s time. Where two
+    entries spell the same words, the first one's value is kept.
     """
 
-    _END = -1  # trie key that marks the end of a cue (token hashes are never negative)
+    _END = -1  # the key that holds an entry's value (token hashes are never negative)
 
-    def __init__(self, nlp: Any, cues: Sequence[Cue]):
-        self.cues = list(cues)
-        strings = nlp.vocab.strings
-        self.trie: dict[int, Any] = {}
-        for cue in self.cues:
-            nodes = [self.trie]
-            for alts in cue.tokens:
+    def __init__(self, vocab: Any, entries: Iterable[tuple[Sequence[Sequence[str]], Any]]):
+        strings = vocab.strings
+        self.root: dict[int, Any] = {}
+        for tokens, value in entries:
+            nodes = [self.root]
+            for alts in tokens:
                 nodes = [node.setdefault(strings.add(a), {}) for node in nodes for a in alts]
             for node in nodes:
-                node[self._END] = True
+                node.setdefault(self._END, value)
 
-    def spans(self, doc: Any) -> list[tuple[int, int]]:
-        """Token spans ``(start, end)`` of every cue occurrence in ``doc`` (overlaps included)."""
+    def find(self, doc: Any) -> list[tuple[int, int, Any]]:
+        """``(start, end, value)`` token spans of every occurrence in ``doc``, overlaps included,
+        by start then end."""
         from spacy.attrs import LOWER
 
         if len(doc) == 0:
             return []
         lowers = doc.to_array(LOWER).tolist()
-        trie, end_key, n = self.trie, self._END, len(lowers)
+        root, end_key, n = self.root, self._END, len(lowers)
         out = []
         for i, h in enumerate(lowers):
-            node = trie.get(h)
+            node = root.get(h)
             j = i + 1
             while node is not None:
                 if end_key in node:
-                    out.append((i, j))
+                    out.append((i, j, node[end_key]))
                 if j == n:
                     break
                 node = node.get(lowers[j])
                 j += 1
         return out
 
-    def find(self, doc: Any, offset: int = 0) -> list[CueMatch]:
-        """Longest non-overlapping cue matches in ``doc``, in order; offsets shifted by ``offset``.
 
-        Overlaps are resolved as ``spacy.util.filter_spans`` does: longest first, then the
-        earliest, a span kept when neither of its end tokens is taken.
-        """
-        found = sorted(self.spans(doc), key=lambda se: (se[1] - se[0], -se[0]), reverse=True)
-        kept: list[tuple[int, int]] = []
-        taken: set[int] = set()
-        for s, e in found:
-            if s not in taken and e - 1 not in taken:
-                kept.append((s, e))
-                taken.update(range(s, e))
+def longest_first(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping ``(start, end)`` token spans resolved as ``spacy.util.filter_spans`` does:
+    the longest first, then the earliest; a span is kept when neither of its end tokens is taken.
+    The kept spans by start."""
+    kept: list[tuple[int, int]] = []
+    taken: set[int] = set()
+    for s, e in sorted(set(spans), key=lambda se: (se[1] - se[0], -se[0]), reverse=True):
+        if s not in taken and e - 1 not in taken:
+            kept.append((s, e))
+            taken.update(range(s, e))
+    return sorted(kept)
+
+
+class CueMatcher:
+    """Finds cue phrases in spaCy Docs (``find``): the longest non-overlapping matches, the same
+    as spaCy's rule ``Matcher`` and ``filter_spans`` (``tests/kg/test_sentences.py`` compares
+    them on real pages), found with a ``TokenTrie``."""
+
+    def __init__(self, nlp: Any, cues: Sequence[Cue]):
+        self.cues = list(cues)
+        self.trie = TokenTrie(nlp.vocab, ((cue.tokens, i) for i, cue in enumerate(self.cues)))
+
+    def find(self, doc: Any, offset: int = 0) -> list[CueMatch]:
+        """Longest non-overlapping cue matches in ``doc``, in order; offsets shifted by ``offset``."""
         out = []
-        for s, e in sorted(kept):
+        for s, e in longest_first((s, e) for s, e, _ in self.trie.find(doc)):
             span = doc[s:e]
             out.append(CueMatch(offset + span.start_char, offset + span.end_char, span.text))
         return out

@@ -1,4 +1,5 @@
-"""The patterns extractor: cue constructions matched with spaCy's Matcher. Fast; the baseline.
+"""The patterns extractor: cue constructions matched on lower-cased tokens (``kg.cues.TokenTrie``:
+the matches of spaCy's rule ``Matcher``). Fast; the baseline.
 
 The constructions are in ``kg/lexicon/patterns.tsv``: *forward* cues put the cause before
 and the effect after ("X caused Y", "X led to Y", "X, triggering Y"); *backward* cues the
@@ -19,7 +20,7 @@ from typing import Any, Sequence
 from causalkg.config import Config
 from causalkg.errors import ConfigError
 from causalkg.manifest import file_sha256
-from causalkg.kg.cues import LEXICON_DIR, parse_cue
+from causalkg.kg.cues import LEXICON_DIR, TokenTrie, longest_first, parse_cue
 from causalkg.kg.extractors import Document, make_record, span_of
 from causalkg.kg.sentences import make_nlp
 
@@ -63,18 +64,13 @@ class PatternExtractor:
     model = None
 
     def __init__(self, cfg: Config, *, path: Path = PATTERNS, nlp: Any = None):
-        from spacy.matcher import Matcher
-
         self.path = path
         self.candidates_only = bool(cfg["extract"]["candidates_only"])
         self.nlp = nlp or make_nlp()
         self.patterns = load_patterns(path)
-        self.matcher = Matcher(self.nlp.vocab)
-        self.kinds: dict[int, tuple[str, str]] = {}
-        for i, (kind, tokens) in enumerate(self.patterns):
-            key = f"{kind.upper()}_{i}"
-            self.matcher.add(key, [[{"LOWER": a[0]} if len(a) == 1 else {"LOWER": {"IN": list(a)}} for a in tokens]])
-            self.kinds[self.nlp.vocab.strings[key]] = (kind, " ".join("|".join(a) for a in tokens))
+        # (kind, cue text) of each construction; where two lines spell the same words, the first.
+        self.trie = TokenTrie(self.nlp.vocab, ((tokens, (kind, " ".join("|".join(a) for a in tokens)))
+                                               for kind, tokens in self.patterns))
         self.counts: Counter[str] = Counter()
 
     def describe(self) -> dict[str, Any]:
@@ -117,25 +113,23 @@ class PatternExtractor:
         return self._trim(toks, lead=False)
 
     def _pairs(self, doc: Any) -> list[tuple[list[Any], list[Any], str, str]]:
-        from spacy.util import filter_spans
-
-        matches = {(s, e): mid for mid, s, e in self.matcher(doc)}
+        matches = {(s, e): found for s, e, found in self.trie.find(doc)}
         out = []
-        for sp in filter_spans([doc[s:e] for s, e in matches]):
-            kind, cue = self.kinds[matches[(sp.start, sp.end)]]
-            opener = sp.start == 0 or self._is_boundary(doc[sp.start - 1]) or (
-                sp.start == 1 and doc[0].lower_ in _OPENERS)
+        for start, end in longest_first(matches):
+            kind, cue = matches[(start, end)]
+            opener = start == 0 or self._is_boundary(doc[start - 1]) or (
+                start == 1 and doc[0].lower_ in _OPENERS)
             if kind == "backward" and opener:
-                comma = next((i for i in range(sp.end, len(doc)) if doc[i].text == ","), None)
+                comma = next((i for i in range(end, len(doc)) if doc[i].text == ","), None)
                 if comma is None:
                     continue
-                cause = self._trim(list(doc[sp.end : comma]), lead=False)
+                cause = self._trim(list(doc[end : comma]), lead=False)
                 effect = self._right(doc, comma + 1)
                 out.append((cause, effect, "fronted", cue))
             elif kind == "backward":
-                out.append((self._right(doc, sp.end), self._left(doc, sp.start), kind, cue))
+                out.append((self._right(doc, end), self._left(doc, start), kind, cue))
             else:
-                out.append((self._left(doc, sp.start), self._right(doc, sp.end), kind, cue))
+                out.append((self._left(doc, start), self._right(doc, end), kind, cue))
         return out
 
     def extract(self, docs: Sequence[Document]) -> list[dict[str, Any]]:

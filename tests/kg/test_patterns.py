@@ -8,11 +8,12 @@ import pytest
 
 from causalkg.config import load_config
 from causalkg.errors import ConfigError
+from causalkg.kg.cues import longest_first
 from causalkg.kg.extract import make_segmenter
 from causalkg.kg.extractors import Document, create_extractor
 from causalkg.kg.extractors.patterns import load_patterns
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
 
 FIX = FIXTURES / "extract"
 
@@ -100,3 +101,36 @@ def test_patterns_file_errors(tmp_path):
     cfg = load_config(search_cwd=False)
     ext = create_extractor(f"patterns:{good}", cfg)
     assert ext.describe()["patterns"] == str(good)
+
+
+def test_constructions_are_matched_as_spacys_rule_matcher_matches_them():
+    # The token trie against spaCy's Matcher (one LOWER pattern per line of patterns.tsv) and
+    # filter_spans, on every sentence of the real pages and on CNC and SemEval sentences (the
+    # gate's validation split): the same spans, each with its construction.
+    from spacy.matcher import Matcher
+    from spacy.util import filter_spans
+
+    cfg = load_config(search_cwd=False)
+    seg = make_segmenter(cfg)
+    ext = create_extractor("patterns", cfg, nlp=seg.nlp)
+    matcher = Matcher(seg.nlp.vocab)
+    labels = []
+    for i, (kind, tokens) in enumerate(ext.patterns):
+        matcher.add(str(i), [[{"LOWER": {"IN": list(a)}} for a in tokens]])
+        labels.append((kind, " ".join("|".join(a) for a in tokens)))
+    texts = [s.text for line in (FIX / "wiki_docs.jsonl").read_text(encoding="utf-8").splitlines()
+             for s in seg.split(json.loads(line)["text"])]
+    texts += [json.loads(l)["text"] for l in (FIX / "gold_sentences.jsonl").read_text(encoding="utf-8").splitlines()]
+    gate_val = REPO / "snapshots" / "gate-training" / "val.jsonl"  # CNC and SemEval sentences
+    texts += [json.loads(l)["text"] for l in gate_val.read_text(encoding="utf-8").splitlines()]
+    compared = found = 0
+    for doc in seg.nlp.tokenizer.pipe(texts):
+        ids = {(s, e): seg.nlp.vocab.strings[mid] for mid, s, e in matcher(doc)}
+        want = [(sp.start, sp.end, labels[int(ids[(sp.start, sp.end)])])
+                for sp in filter_spans([doc[s:e] for s, e in ids])]
+        matches = {(s, e): v for s, e, v in ext.trie.find(doc)}
+        got = [(s, e, matches[(s, e)]) for s, e in longest_first(matches)]
+        assert got == want, doc.text
+        compared += 1
+        found += len(got)
+    assert compared > 900 and found > 100, (compared, found)
