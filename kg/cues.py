@@ -11,8 +11,8 @@ come from two data files in ``kg/lexicon/``:
   least ``min_precision`` of the time (the base rate is 0.53, so "to" and "for" stay out).
 
 Matching is over lower-cased tokens of ``spacy.blank("en")`` (the matches of spaCy's rule
-``Matcher``, found with a token trie): no statistical model is needed. Flow: corpus text -> sentences -> cue matches -> candidates ->
-extractors.
+``Matcher``, found with a token trie): no statistical model is needed. Flow: corpus text ->
+sentences -> cue matches -> candidates -> extractors.
 """
 
 from __future__ import annotations
