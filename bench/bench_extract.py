@@ -98,18 +98,23 @@ def val_documents(segmenter):
 
 
 def score(extractor, items) -> tuple[dict, float]:
-    from causalkg.kg.span_metrics import PairScores
-
     docs = [d for d, _, _ in items]
     with timed() as t:
         recs = extractor.extract(docs)
+    return score_records(recs, items), t.seconds
+
+
+def score_records(recs, items) -> dict:
+    """The cause/effect span scores of extraction records against the items' gold pairs."""
+    from causalkg.kg.span_metrics import PairScores
+
     by_doc: dict[str, list] = {}
     for r in recs:
         by_doc.setdefault(r["doc_id"], []).append((r["cause"]["text"], r["effect"]["text"]))
     s = PairScores()
     for doc, gold, _ in items:
         s.add(by_doc.get(doc.id, []), gold)
-    return s.table_row(), t.seconds
+    return s.table_row()
 
 
 def bench_quality(items, model_dir):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 
 from bench import interleaved_medians, timed
-from bench.bench_extract import _cfg, ensure_model, score, val_documents
+from bench.bench_extract import _cfg, ensure_model, score, score_records, val_documents
 from causalkg.tables import render_table
 
 QA_FORMATS = (("torch", "float32"), ("torch", "int8"), ("torch", "int8-per-channel"),
@@ -37,11 +37,11 @@ TAGGER_FORMATS = ("float32", "int8-per-channel", "bfloat16")
 def _table(runs, items, rounds: int) -> list[dict]:
     """One row per (label, extractor, model): the median of ``rounds`` interleaved passes."""
     first = []
-    for _, ext, model in runs:  # warm-up on the whole input; the pairs for "changed"
-        pairs = {(r["doc_id"], r["cause"]["text"], r["effect"]["text"]) for r in ext.extract([d for d, _, _ in items])}
+    for _, ext, model in runs:  # warm-up on the whole input, which gives the scores and the pairs
         model.calls = model.features = 0
-        row, _ = score(ext, items)
-        first.append((row, pairs, model.features, model.calls))
+        recs = ext.extract([d for d, _, _ in items])
+        pairs = {(r["doc_id"], r["cause"]["text"], r["effect"]["text"]) for r in recs}
+        first.append((score_records(recs, items), pairs, model.features, model.calls))
     times = interleaved_medians([lambda ext=ext: score(ext, items) for _, ext, _ in runs], rounds)
     rows = []
     base_rate = base_cpu = None
