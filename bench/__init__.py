@@ -5,6 +5,7 @@ Benchmarks never read ``../shared``: their inputs are the bundled snapshots and 
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,6 +28,12 @@ def timed() -> Iterator[Timer]:
         yield t
     finally:
         t.seconds = time.perf_counter() - start
+
+
+def inference_rounds() -> int:
+    """How many interleaved rounds ``bench inference`` and ``bench gate`` time each format in:
+    ``BENCH_INFERENCE_ROUNDS``, default 3, at least 1."""
+    return max(1, int(os.environ.get("BENCH_INFERENCE_ROUNDS", "3")))
 
 
 def interleaved_medians(passes, rounds: int) -> list[tuple[float, float]]:

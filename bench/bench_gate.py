@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench import interleaved_medians, timed
+from bench import inference_rounds, interleaved_medians, timed
 from causalkg.config import load_config
 from causalkg.tables import render_table
 
@@ -117,7 +117,7 @@ def encoder_backends(cfg, gate, sentences) -> None:
     runs = [("torch", "float32"), ("onnxruntime", "float32")]
     if encoder_dtype("bfloat16", "cpu") == "bfloat16":  # a CPU that multiplies bfloat16 natively
         runs.append(("torch", "bfloat16"))
-    rounds = max(1, int(os.environ.get("BENCH_INFERENCE_ROUNDS", "3")))
+    rounds = inference_rounds()
     encoders, first = [], []
     for backend, dtype in runs:
         enc = Encoder(gate.encoder_name, device="cpu", batch_size=gate.batch_size, backend=backend, cache_dir=cache,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from bench import interleaved_medians, timed
+from bench import inference_rounds, interleaved_medians, timed
 from bench.bench_extract import _cfg, ensure_model, score, score_records, val_documents
 from causalkg.tables import render_table
 
@@ -71,7 +71,7 @@ def main() -> None:
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     torch.set_num_threads(min(2, os.cpu_count() or 1))
-    rounds = max(1, int(os.environ.get("BENCH_INFERENCE_ROUNDS", "3")))
+    rounds = inference_rounds()
     model_dir = ensure_model()
     with timed() as t:
         tagger = train_tagger(load_config(search_cwd=False), if_missing=True)
