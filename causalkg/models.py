@@ -92,6 +92,35 @@ def half_dtype(dtype: str, device: str) -> str:
     return dtype
 
 
+@functools.cache
+def _malloc_trim():
+    """glibc's ``malloc_trim``, or None where the C library has none."""
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return trim
+
+
+def release_free_heap() -> bool:
+    """Hand the C heap's free pages back to the system (glibc ``malloc_trim(0)``); False where
+    there is no such call (not glibc: nothing done).
+
+    A model run over many batches of varying shapes leaves the heap fragmented: freed tensor
+    memory stays in the process. Without this, a link build's resident size grew about 40 MB
+    with each chunk of 8,192 names it embedded (to 1.75 GB at 181,006 concepts, 1.3 GB at
+    26,715); called after each chunk it stays within the first chunks' peak.
+    """
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
+
+
 def pad_batch_rows(batch: dict[str, Any], rows: int) -> dict[str, Any]:
     """``batch`` (numpy arrays or torch tensors, rows first) with its first row repeated until it
     has ``rows`` rows. PyTorch's matrix products give a row results that differ in the last

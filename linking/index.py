@@ -24,13 +24,16 @@ vectors.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
+import struct
 import time
-from dataclasses import dataclass, field
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import IO, Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -38,9 +41,10 @@ from causalkg.config import Config
 from causalkg.contracts import Concept
 from causalkg.distributed import engine_of
 from causalkg.errors import ConfigError, ModelError, SourceError
-from causalkg.jsonl import ReadStats, atomic_write, read_jsonl, write_jsonl
+from causalkg.jsonl import ReadStats, atomic_write, read_jsonl, to_json_line
 from causalkg.layout import Layout
 from causalkg.manifest import MANIFEST_NAME, build_manifest, file_sha256, read_manifest, write_manifest
+from causalkg.models import release_free_heap
 from causalkg.progress import progress
 from causalkg.registry import versioned_spec
 from causalkg.linking.normalize import clean, fold
@@ -125,66 +129,173 @@ def fill_index(index, vectors: np.ndarray, *, seed: int = 0) -> None:
 
 
 @dataclass
-class Vocabulary:
-    """Concepts and their surface forms, read from a concepts JSONL file."""
+class VocabularyCounts:
+    """What ``iter_vocabulary`` saw: distinct concept ids (known before the first concept is
+    yielded), concepts and surface forms yielded, repeated ids merged, concepts without a name."""
 
-    concepts: list[dict] = field(default_factory=list)  # compact records, in file order
-    surfaces: list[dict] = field(default_factory=list)  # {"qid", "surface", "primary"}
+    distinct: int = 0
+    concepts: int = 0
+    classes: int = 0
+    instances: int = 0
+    surfaces: int = 0
     merged_duplicates: int = 0
     without_surface: int = 0
 
 
-def collect_vocabulary(records: Iterable[Concept]) -> Vocabulary:
-    """Concepts -> compact concept records and one surface row per distinct label or alias.
+def _concept_entry(c: Concept) -> tuple[dict, list[str]]:
+    entry = {
+        "id": c.id, "kind": c.kind, "label": c.label,
+        "seed_classes": list(c.seed_classes), "instance_of": list(c.instance_of),
+        "subclass_of": list(c.subclass_of),
+    }
+    return entry, [x for x in [c.label, *c.aliases] if x]
 
-    A concept id seen twice is merged (aliases and seed classes united, ``class`` wins over
-    ``instance``) and counted. Surface forms of one concept that fold to the same key ("War",
-    "war") keep one row, the first (the label when there is one). A concept with no label and no
-    alias cannot be linked to; it is counted and left out.
+
+def _merge_concept(entry: dict, names: list[str], c: Concept) -> None:
+    if c.kind == "class":
+        entry["kind"] = "class"
+    if not entry["label"] and c.label:
+        entry["label"] = c.label
+    for key in ("seed_classes", "instance_of", "subclass_of"):
+        entry[key] += [q for q in getattr(c, key) if q not in entry[key]]
+    names += [x for x in [c.label, *c.aliases] if x]
+
+
+def _surface_rows(entry: dict, names: list[str]) -> list[dict]:
+    """One row per distinct folded name, the first spelling kept (the label when there is one)."""
+    seen: set[str] = set()
+    rows = []
+    for name in names:
+        key = fold(clean(name))
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        rows.append({"qid": entry["id"], "surface": name, "primary": bool(entry["label"]) and name == entry["label"]})
+    return rows
+
+
+def iter_vocabulary(path: Path, *, lenient: bool = False, stats: ReadStats | None = None,
+                    counts: VocabularyCounts | None = None) -> Iterator[tuple[dict, list[dict]]]:
+    """Stream a concepts JSONL file (Concept contract) as ``(concept record, surface rows)``.
+
+    Concept records are compact (``id``, ``kind``, ``label``, ``seed_classes``, ``instance_of``,
+    ``subclass_of``); a surface row ``{"qid", "surface", "primary"}`` stands for each distinct
+    label or alias. Concepts come in the order of their first line. A concept id seen twice is
+    merged (aliases and seed classes united, ``class`` wins over ``instance``) and counted.
+    Surface forms of one concept that fold to the same key ("War", "war") keep one row, the
+    first (the label when there is one). A concept with no label and no alias cannot be linked
+    to; it is counted and left out.
+
+    Nothing grows with the file but the set of its ids: a first pass finds the repeated ids, a
+    second (only when there are any) merges those, the last yields. ``stats`` counts the last
+    pass's lines; SchemaError names ``path:line`` (raised by the first pass, before anything is
+    yielded, unless ``lenient``).
     """
-    by_id: dict[str, dict] = {}
-    names: dict[str, list[str]] = {}
-    vocab = Vocabulary()
-    for c in records:
-        entry = by_id.get(c.id)
-        if entry is None:
-            by_id[c.id] = {
-                "id": c.id, "kind": c.kind, "label": c.label,
-                "seed_classes": list(c.seed_classes), "instance_of": list(c.instance_of),
-                "subclass_of": list(c.subclass_of),
-            }
-            names[c.id] = [x for x in [c.label, *c.aliases] if x]
-            continue
-        vocab.merged_duplicates += 1
-        if c.kind == "class":
-            entry["kind"] = "class"
-        if not entry["label"] and c.label:
-            entry["label"] = c.label
-        for key in ("seed_classes", "instance_of", "subclass_of"):
-            entry[key] += [q for q in getattr(c, key) if q not in entry[key]]
-        names[c.id] += [x for x in [c.label, *c.aliases] if x]
-    for qid, entry in by_id.items():
-        seen: set[str] = set()
-        rows = []
-        for name in names[qid]:
-            key = fold(clean(name))
-            if not key or key in seen:
+    return _vocabulary(lambda last: read_jsonl(path, Concept, lenient=lenient, stats=stats if last else None),
+                       counts if counts is not None else VocabularyCounts())
+
+
+@dataclass
+class Vocabulary:
+    """Concepts and their surface forms, collected in memory (``collect_vocabulary``)."""
+
+    concepts: list[dict]
+    surfaces: list[dict]
+    counts: VocabularyCounts
+
+
+def collect_vocabulary(records: Iterable[Concept]) -> Vocabulary:
+    """``iter_vocabulary``'s records and rows, of concepts already in memory, in two lists."""
+    records = list(records)
+    counts = VocabularyCounts()
+    concepts: list[dict] = []
+    surfaces: list[dict] = []
+    for entry, rows in _vocabulary(lambda last: records, counts):
+        concepts.append(entry)
+        surfaces.extend(rows)
+    return Vocabulary(concepts, surfaces, counts)
+
+
+def _vocabulary(passes: Callable[[bool], Iterable[Concept]], counts: VocabularyCounts) -> Iterator[tuple[dict, list[dict]]]:
+    """``iter_vocabulary`` over ``passes(last)``: the records afresh on each call (``last``
+    on the pass that yields)."""
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for c in passes(False):
+        (repeated if c.id in seen else seen).add(c.id)
+    counts.distinct = len(seen)
+    del seen
+    merged: dict[str, tuple[dict, list[str]]] = {}
+    if repeated:
+        for c in passes(False):
+            if c.id not in repeated:
                 continue
-            seen.add(key)
-            rows.append({"qid": qid, "surface": name, "primary": bool(entry["label"]) and name == entry["label"]})
+            if c.id in merged:
+                _merge_concept(*merged[c.id], c)
+                counts.merged_duplicates += 1
+            else:
+                merged[c.id] = _concept_entry(c)
+    for c in passes(True):
+        if c.id in repeated:
+            if c.id not in merged:
+                continue  # a later line of a repeated id: its concept came at the first
+            entry, names = merged.pop(c.id)
+        else:
+            entry, names = _concept_entry(c)
+        rows = _surface_rows(entry, names)
         if not rows:
-            vocab.without_surface += 1
+            counts.without_surface += 1
             continue
-        vocab.concepts.append(entry)
-        vocab.surfaces.extend(rows)
-    return vocab
+        counts.concepts += 1
+        counts.classes += entry["kind"] == "class"
+        counts.instances += entry["kind"] == "instance"
+        counts.surfaces += len(rows)
+        yield entry, rows
 
 
-def read_vocabulary(path: Path, *, lenient: bool = False) -> tuple[Vocabulary, ReadStats]:
-    """Read and collect a concepts JSONL file (Concept contract). SchemaError names ``path:line``."""
-    stats = ReadStats()
-    vocab = collect_vocabulary(read_jsonl(path, Concept, lenient=lenient, stats=stats))
-    return vocab, stats
+class FlatIndexWriter:
+    """Writes an ``IndexFlatIP`` file byte for byte as ``faiss.write_index`` does, a chunk of
+    vectors at a time, so that a build never holds the vectors (384 MB at 181,006 concepts).
+
+    The header is FAISS's own serialisation of an empty index of the same dimension; the two
+    counts in it (vectors, then floats, which ends the header) are filled in by ``finish``. The
+    layout is checked against FAISS when the writer is made (ModelError if this FAISS writes a
+    flat index otherwise).
+    """
+
+    def __init__(self, fh: IO[bytes], dim: int):
+        import faiss
+
+        self.fh, self.dim, self.ntotal = fh, int(dim), 0
+        self.header = faiss.serialize_index(faiss.IndexFlatIP(self.dim)).tobytes()
+        probe = faiss.IndexFlatIP(self.dim)
+        probe.add(np.ones((1, self.dim), dtype=np.float32))
+        expected = self._patched(1) + np.ones(self.dim, dtype=np.float32).tobytes()
+        if self.header[:4] != b"IxFI" or faiss.serialize_index(probe).tobytes() != expected:
+            raise ModelError(f"FAISS {faiss.__version__} writes a flat index in a layout this writer does not know",
+                             hint="set linking.index to hnsw or ivf, or use FAISS 1.7-1.15")
+        self.start = fh.tell()
+        fh.write(self.header)
+
+    def _patched(self, ntotal: int) -> bytes:
+        h = bytearray(self.header)
+        h[8:16] = struct.pack("=q", ntotal)  # after the fourcc and the int32 dimension
+        h[-8:] = struct.pack("=q", ntotal * self.dim)  # the codes' length, in floats
+        return bytes(h)
+
+    def add(self, vectors: np.ndarray) -> None:
+        a = np.ascontiguousarray(vectors, dtype=np.float32)
+        if a.ndim != 2 or a.shape[1] != self.dim:
+            raise ModelError(f"the encoder returned vectors of shape {a.shape}, expected (n, {self.dim})")
+        if len(a):
+            self.fh.write(memoryview(a).cast("B"))
+            self.ntotal += len(a)
+
+    def finish(self) -> None:
+        end = self.fh.tell()
+        self.fh.seek(self.start)
+        self.fh.write(self._patched(self.ntotal))
+        self.fh.seek(end)
 
 
 # --- currency ---------------------------------------------------------------------------------
@@ -304,7 +415,9 @@ class EncodeWorker:
         self.encoder = create_encoder(model, device=device, batch_size=batch_size, backend=backend, cache_dir=cache_dir)
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        return self.encoder.encode(texts)
+        vectors = self.encoder.encode(texts)
+        release_free_heap()
+        return vectors
 
     def identity(self) -> tuple[str, str, str]:
         return self.encoder.path, self.encoder.fingerprint, self.encoder.backend
@@ -324,89 +437,132 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
     t0 = time.perf_counter()
     st = path.stat()
     sha = file_sha256(path)
-    vocab, stats = read_vocabulary(path, lenient=lenient)
-    notes: list[str] = []
-    if stats.skipped:
-        notes.append(stats.summary())
-    if vocab.merged_duplicates:
-        notes.append(f"{vocab.merged_duplicates} repeated concept ids merged")
-    if vocab.without_surface:
-        notes.append(f"{vocab.without_surface} concepts without label or alias left out")
-    if not vocab.surfaces:
+    stats = ReadStats()
+    seen = VocabularyCounts()
+    vocabulary = iter_vocabulary(path, lenient=lenient, stats=stats, counts=seen)
+    first = next(vocabulary, None)  # the file is read and checked once through before the model loads
+    if first is None:
         raise SourceError(f"{path}: no concept with a label or alias", hint="run causalkg corpus build")
     t_read = time.perf_counter() - t0
 
-    texts = [s["surface"] for s in vocab.surfaces]
-    t1 = time.perf_counter()
-    # the vectors go straight into one array, chunk by chunk (no list of chunks and no
-    # concatenated copy of it: at 181,006 concepts each copy is 384 MB)
-    vectors: np.ndarray | None = None
-    filled = 0
-
-    def put(vecs: np.ndarray) -> None:
-        nonlocal vectors, filled
-        if vectors is None:
-            vectors = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
-        vectors[filled:filled + len(vecs)] = vecs
-        filled += len(vecs)
-
-    chunks = [texts[start:start + EMBED_CHUNK] for start in range(0, len(texts), EMBED_CHUNK)]
-    ray_stats = None
-    with progress(total=len(texts), desc="embedding surface forms", unit="form", mode=cfg.get("run.progress", "auto")) as bar:
-        if engine_of(cfg) == "ray":
-            # run.engine = "ray": the chunks go to a pool of encoder actors (one model load each,
-            # a GPU each when the cluster has them); vectors come back in chunk order.
-            from causalkg.distributed import ActorPool, RaySettings, RayStats
-
-            ray_stats = RayStats()
-            opts = encoder_options(cfg)
-            pool = ActorPool(EncodeWorker, (lk["model"], opts["device"], opts["batch_size"], opts["backend"], str(opts["cache_dir"])),
-                             RaySettings.from_config(cfg), stats=ray_stats)
-            try:
-                encoder = _Described(*pool.ray.get(pool.actors[0].identity.remote()))
-                for chunk, vecs in pool.map_ordered("encode", chunks, lambda c: (c,),
-                                                    what=lambda c: f"a chunk of {len(c)} surface forms"):
-                    put(vecs)
-                    bar.update(len(chunk))
-            finally:
-                pool.close()
-        else:
-            encoder = create_encoder(lk["model"], **encoder_options(cfg))
-            for chunk in chunks:
-                put(encoder.encode(chunk))
-                bar.update(len(chunk))
-    del chunks
-    if vectors is None or filled != len(texts):
-        raise ModelError(f"the encoder returned {filled} vectors for {len(texts)} surface forms")
-    t_embed = time.perf_counter() - t1
-
-    import faiss
-
-    t2 = time.perf_counter()
-    dim = int(vectors.shape[1])
-    faiss_index = make_faiss_index(settings, dim, len(vectors))
-    fill_index(faiss_index, vectors)
-    del vectors  # the index holds its own copy
-    t_index = time.perf_counter() - t2
-
+    # The vocabulary streams through: each concept's record and surface rows are written as
+    # they are read, and the surface forms go to the encoder EMBED_CHUNK at a time (the
+    # chunking, and so the vectors, as when the whole list was cut into chunks). A flat index
+    # is written as the vectors come back; hnsw and ivf need them all, in one array.
     folder.mkdir(parents=True, exist_ok=True)
     # The manifest goes first and comes back last: a build killed in between leaves no
     # manifest, so the half-written folder counts as missing rather than current.
     (folder / MANIFEST_NAME).unlink(missing_ok=True)
-    with atomic_write(folder / INDEX_FILE, "wb") as fh:
-        # written through as FAISS serialises it (serialize_index would make two more copies)
-        faiss.write_index(faiss_index, faiss.PyCallbackIOWriter(fh.write))
-    write_jsonl(folder / SURFACES_FILE, vocab.surfaces)
-    write_jsonl(folder / CONCEPTS_FILE, vocab.concepts)
+    flat = settings["type"] == "flat"
+    t1 = time.perf_counter()
+    with ExitStack() as files:  # the files come into place in reverse: index, surfaces, concepts
+        concepts_fh = files.enter_context(atomic_write(folder / CONCEPTS_FILE))
+        surfaces_fh = files.enter_context(atomic_write(folder / SURFACES_FILE))
+        index_fh = files.enter_context(atomic_write(folder / INDEX_FILE, "wb"))
+
+        def chunks() -> Iterator[tuple[list[str], int]]:
+            """(EMBED_CHUNK surface forms, the concepts written so far), the last chunk shorter."""
+            texts: list[str] = []
+            written = 0
+            for entry, rows in itertools.chain([first], vocabulary):
+                concepts_fh.write(to_json_line(entry) + "\n")
+                written += 1
+                for row in rows:
+                    surfaces_fh.write(to_json_line(row) + "\n")
+                    texts.append(row["surface"])
+                    if len(texts) == EMBED_CHUNK:
+                        yield texts, written
+                        texts = []
+            if texts:
+                yield texts, written
+
+        writer: FlatIndexWriter | None = None
+        parts: list[np.ndarray] = []
+        filled = 0
+
+        def put(vecs: np.ndarray, n: int) -> None:
+            nonlocal writer, filled
+            if len(vecs) != n:
+                raise ModelError(f"the encoder returned {len(vecs)} vectors for {n} surface forms")
+            if flat:
+                if writer is None:
+                    writer = FlatIndexWriter(index_fh, vecs.shape[1])
+                writer.add(vecs)
+            else:
+                parts.append(vecs)
+            filled += n
+            release_free_heap()  # the encoder's freed batches, or the heap grows chunk by chunk
+
+        ray_stats = None
+        with progress(total=seen.distinct, desc="embedding the concepts' names", unit="concept",
+                      mode=cfg.get("run.progress", "auto")) as bar:
+            shown = 0
+
+            def advance(written: int) -> None:
+                nonlocal shown
+                bar.update(written - shown)
+                shown = written
+
+            if engine_of(cfg) == "ray":
+                # run.engine = "ray": the chunks go to a pool of encoder actors (one model load
+                # each, a GPU each when the cluster has them); vectors come back in chunk order.
+                from causalkg.distributed import ActorPool, RaySettings, RayStats
+
+                ray_stats = RayStats()
+                opts = encoder_options(cfg)
+                pool = ActorPool(EncodeWorker, (lk["model"], opts["device"], opts["batch_size"], opts["backend"], str(opts["cache_dir"])),
+                                 RaySettings.from_config(cfg), stats=ray_stats)
+                try:
+                    encoder = _Described(*pool.ray.get(pool.actors[0].identity.remote()))
+                    for (texts, written), vecs in pool.map_ordered("encode", chunks(), lambda c: (c[0],),
+                                                                   what=lambda c: f"a chunk of {len(c[0])} surface forms"):
+                        put(vecs, len(texts))
+                        advance(written)
+                finally:
+                    pool.close()
+            else:
+                encoder = create_encoder(lk["model"], **encoder_options(cfg))
+                for texts, written in chunks():
+                    put(encoder.encode(texts), len(texts))
+                    advance(written)
+            advance(seen.distinct)
+        if filled != seen.surfaces:
+            raise ModelError(f"the encoder returned {filled} vectors for {seen.surfaces} surface forms")
+        t_embed = time.perf_counter() - t1
+
+        import faiss
+
+        t2 = time.perf_counter()
+        if writer is not None:
+            writer.finish()
+            dim = writer.dim
+        else:
+            vectors = np.concatenate(parts)
+            parts.clear()
+            dim = int(vectors.shape[1])
+            faiss_index = make_faiss_index(settings, dim, len(vectors))
+            fill_index(faiss_index, vectors)
+            del vectors  # the index holds its own copy
+            # written through as FAISS serialises it (serialize_index would make two more copies)
+            faiss.write_index(faiss_index, faiss.PyCallbackIOWriter(index_fh.write))
+            del faiss_index
+        t_index = time.perf_counter() - t2
+    notes: list[str] = []
+    if stats.skipped:
+        notes.append(stats.summary())
+    if seen.merged_duplicates:
+        notes.append(f"{seen.merged_duplicates} repeated concept ids merged")
+    if seen.without_surface:
+        notes.append(f"{seen.without_surface} concepts without label or alias left out")
     counts = {
-        "concepts": len(vocab.concepts),
-        "classes": sum(1 for c in vocab.concepts if c["kind"] == "class"),
-        "instances": sum(1 for c in vocab.concepts if c["kind"] == "instance"),
-        "surfaces": len(vocab.surfaces),
+        "concepts": seen.concepts,
+        "classes": seen.classes,
+        "instances": seen.instances,
+        "surfaces": seen.surfaces,
         "lines": stats.lines,
         "skipped_lines": stats.skipped,
-        "merged_duplicates": vocab.merged_duplicates,
-        "without_surface": vocab.without_surface,
+        "merged_duplicates": seen.merged_duplicates,
+        "without_surface": seen.without_surface,
         "dim": dim,
     }
     seconds = time.perf_counter() - t0

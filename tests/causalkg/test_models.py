@@ -62,3 +62,13 @@ def test_training_files_names_the_model_and_the_key(tmp_path):
     (tmp_path / "val.jsonl").write_text("{}\n")
     assert training_files(cfg, "extract.gate_train_data", tmp_path, "gate") == {
         "train": tmp_path / "train.jsonl", "val": tmp_path / "val.jsonl"}
+
+
+def test_free_heap_is_released_where_the_c_library_is_glibc():
+    """``release_free_heap`` calls glibc's malloc_trim (the link build calls it after each chunk
+    of names it embeds) and says False, doing nothing, under another C library."""
+    import platform
+
+    from causalkg.models import release_free_heap
+
+    assert release_free_heap() is (platform.libc_ver()[0] == "glibc")

@@ -173,3 +173,62 @@ def test_another_index_type_is_stale_until_rebuilt(project, make_cfg, linker):
     phrases = ["civil unrest", "King Williams war", "earthquake damage"]
     flat_top = [r[0].qid for r in linker.link(phrases, k=1)]
     assert [r[0].qid for r in Linker.load(make_cfg(project, index="ivf")).link(phrases, k=1)] == flat_top
+
+
+def test_the_flat_writer_writes_what_faiss_writes_chunk_by_chunk(tmp_path):
+    """``FlatIndexWriter`` streams the vectors to the file: the bytes are FAISS's serialisation of
+    an IndexFlatIP holding them all, whatever the chunks, and FAISS reads the file back."""
+    import faiss
+    import numpy as np
+
+    from causalkg.errors import ModelError
+    from causalkg.linking.index import FlatIndexWriter
+
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((23, 5)).astype(np.float32)
+    reference = faiss.IndexFlatIP(5)
+    reference.add(vectors)
+    path = tmp_path / "index.faiss"
+    with open(path, "wb") as fh:
+        fh.write(b"")  # the writer patches its header where it began
+        writer = FlatIndexWriter(fh, 5)
+        for lo, hi in ((0, 1), (1, 1), (1, 13), (13, 23)):
+            writer.add(vectors[lo:hi])
+        with pytest.raises(ModelError, match=r"shape \(2, 4\)"):
+            writer.add(vectors[:2, :4])
+        writer.finish()
+    assert writer.ntotal == 23
+    assert path.read_bytes() == faiss.serialize_index(reference).tobytes()
+    back = faiss.read_index(str(path))
+    assert back.ntotal == 23 and np.array_equal(back.reconstruct_n(0, 23), vectors)
+
+
+def test_a_build_in_many_chunks_is_the_same_bytes_as_in_one(tmp_path, built, small_vocab, make_cfg, write_concepts, monkeypatch):
+    """The build streams the vocabulary in chunks of EMBED_CHUNK surface forms; chunks of 7
+    (420 forms: 60 of them, the last ending on a boundary) and of 11 (the last one short) give
+    the files of one chunk, and a repeated concept id far from its first line still merges."""
+    import causalkg.linking.index as index_module
+
+    names = ("index.faiss", "surfaces.jsonl", "concepts.jsonl")
+    reference = {n: (built / "data" / "linking" / n).read_bytes() for n in names}
+    for chunk in (7, 11):
+        monkeypatch.setattr(index_module, "EMBED_CHUNK", chunk)
+        root = tmp_path / f"chunk{chunk}"
+        write_concepts(root / "data" / "wikidata" / "concepts.jsonl", small_vocab)
+        result = build_index(make_cfg(root))
+        assert result["counts"]["surfaces"] == 420
+        assert {n: (root / "data" / "linking" / n).read_bytes() for n in names} == reference
+
+    # the first concept again, at the end, with one more alias: merged into its first place
+    first = dict(small_vocab[0], aliases=[*small_vocab[0].get("aliases", []), "a name only the repeat has"])
+    root = tmp_path / "repeated"
+    write_concepts(root / "data" / "wikidata" / "concepts.jsonl", [*small_vocab, first])
+    result = build_index(make_cfg(root))
+    assert result["counts"]["concepts"] == 228 and result["counts"]["merged_duplicates"] == 1
+    assert result["counts"]["lines"] == 229
+    concepts = [json.loads(x) for x in (root / "data" / "linking" / "concepts.jsonl").read_text().splitlines()]
+    assert [c["id"] for c in concepts] == [c["id"] for c in small_vocab]
+    surfaces = [json.loads(x) for x in (root / "data" / "linking" / "surfaces.jsonl").read_text().splitlines()]
+    mine = [s["surface"] for s in surfaces if s["qid"] == small_vocab[0]["id"]]
+    assert mine[-1] == "a name only the repeat has"
+    assert surfaces.index({"qid": small_vocab[0]["id"], "surface": "a name only the repeat has", "primary": False}) == len(mine) - 1
