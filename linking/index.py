@@ -273,7 +273,7 @@ class FlatIndexWriter:
         expected = self._patched(1) + np.ones(self.dim, dtype=np.float32).tobytes()
         if self.header[:4] != b"IxFI" or faiss.serialize_index(probe).tobytes() != expected:
             raise ModelError(f"FAISS {faiss.__version__} writes a flat index in a layout this writer does not know",
-                             hint="set linking.index to hnsw or ivf, or use FAISS 1.7-1.15")
+                             hint="set linking.index to hnsw or ivf (written by FAISS itself); tested with faiss-cpu 1.15")
         self.start = fh.tell()
         fh.write(self.header)
 
