@@ -597,7 +597,9 @@ def read_index_files(folder: Path):
     """(faiss index, surface rows, concept records) of a built index folder."""
     import faiss
 
-    index = faiss.read_index(str(folder / INDEX_FILE))
+    # mapped, not copied: the vectors stay in the page cache, one copy however many processes
+    # (the assembly's pool workers, Ray actors on a node) load the index
+    index = faiss.read_index(str(folder / INDEX_FILE), getattr(faiss, "IO_FLAG_MMAP_IFC", 0))
     surfaces = list(read_jsonl(folder / SURFACES_FILE))
     concepts = list(read_jsonl(folder / CONCEPTS_FILE))
     if index.ntotal != len(surfaces):

@@ -232,3 +232,21 @@ def test_a_build_in_many_chunks_is_the_same_bytes_as_in_one(tmp_path, built, sma
     mine = [s["surface"] for s in surfaces if s["qid"] == small_vocab[0]["id"]]
     assert mine[-1] == "a name only the repeat has"
     assert surfaces.index({"qid": small_vocab[0]["id"], "surface": "a name only the repeat has", "primary": False}) == len(mine) - 1
+
+
+def test_a_loaded_flat_index_is_mapped_from_its_file_not_copied(built):
+    """``read_index_files`` maps the vectors (FAISS's IO_FLAG_MMAP_IFC): processes that load one
+    index (the assembly's pool workers) share its pages; the mapped index answers as a copy."""
+    import faiss
+    import numpy as np
+
+    from causalkg.linking.index import read_index_files
+
+    folder = built / "data" / "linking"
+    index, surfaces, _ = read_index_files(folder)
+    maps = open("/proc/self/maps").read()
+    assert str((folder / "index.faiss").resolve()) in maps
+    copy = faiss.read_index(str(folder / "index.faiss"))
+    queries = copy.reconstruct_n(0, 30)
+    assert [a.tolist() for a in index.search(queries, 5)] == [a.tolist() for a in copy.search(queries, 5)]
+    assert np.array_equal(index.reconstruct_n(0, len(surfaces)), copy.reconstruct_n(0, len(surfaces)))
