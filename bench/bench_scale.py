@@ -33,6 +33,11 @@ cluster, run under ``unshare --net`` (loopback only, as the tests do), beside th
 Last, the full-size job (68,391 documents) on these 2 cores: each stage's measured time at the
 largest N scaled linearly to 68,391 (measured when N = 68,391 ran), extraction from the sample.
 
+The linker's index is ``ivf`` with exact search (``linking.ivf_nprobe = 0``: the same candidates
+as ``flat``, docs/linking.md), the one for large vocabularies: a ``flat`` index makes assembly's
+linking grow as N² (each phrase read against every surface form; docs/scale.md).
+``CAUSALKG_SCALE_INDEX=flat`` measures that instead.
+
 Sizes: ``CAUSALKG_SCALE_SIZES`` (default ``100,300``: minutes on 2 cores; the issue's sizes,
 ``1000,10000,68391``, take hours there). ``CAUSALKG_SCALE_JSON=FILE`` also writes every figure
 as JSON (docs/scale.md's tables come from such a file).
@@ -53,6 +58,7 @@ from typing import Mapping
 
 SIZES = tuple(int(x) for x in os.environ.get("CAUSALKG_SCALE_SIZES", "100,300").split(","))
 SAMPLE = int(os.environ.get("CAUSALKG_SCALE_SAMPLE", "100"))
+INDEX = os.environ.get("CAUSALKG_SCALE_INDEX", "ivf")  # the linker's index (linking.index)
 FULL = 68_391  # WikiCausal's event articles
 REPO = Path(__file__).resolve().parents[1]
 CK = [str(Path(sys.executable).with_name("causalkg"))]
@@ -84,7 +90,7 @@ def measured(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -
 def sets(info: dict, data: Path) -> list[str]:
     out = []
     for s in [*info["set"], f"paths.data={data}", f"paths.cache={data / 'cache'}", "run.workers=2",
-              "run.progress=never", "extract.shard_size=10", f"extract.gate_model={GATE}", f"extract.qa_model={QA}",
+              "run.progress=never", f"linking.index={INDEX}", "extract.shard_size=10", f"extract.gate_model={GATE}", f"extract.qa_model={QA}",
               f"extract.input={data / 'corpus' / 'corpus.jsonl'}", f"extract.output={data / 'kg' / 'extractions.jsonl'}"]:
         out += ["--set", s]
     return out
@@ -275,7 +281,8 @@ def main() -> None:
     subprocess.run([sys.executable, "-c", "from bench.bench_scale import ensure_models; ensure_models()"],
                    check=True, cwd=REPO)
     print(f"sizes N = {', '.join(map(str, SIZES))} event documents (+2 other pages each); 2 workers; "
-          f"downstream stages on the patterns extractor's output; default extraction on a sample of {SAMPLE}\n")
+          f"downstream stages on the patterns extractor's output; default extraction on a sample of {SAMPLE}; "
+          f"linking.index = {INDEX}\n")
     header = f"{'stage':<18} {'N':>6} {'wall s':>9} {'CPU s':>9} {'items/s':>9} {'peak RSS MB':>11}"
     print(header)
     print("-" * len(header))

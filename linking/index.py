@@ -7,8 +7,10 @@ Flow: corpus writes ``data/wikidata/concepts.jsonl`` -> ``build_index`` writes `
 ``data/linking/`` holds:
 
 - ``index.faiss``: the vectors (L2-normalised, inner product = cosine). ``flat`` is exact
-  (``IndexFlatIP``); ``hnsw`` (``IndexHNSWFlat``) and ``ivf`` (``IndexIVFFlat``) are approximate,
-  for vocabularies too large for exact search (``bench/bench_linking.py`` reports their recall).
+  (``IndexFlatIP``), reading every vector for every phrase; ``ivf`` (``IndexIVFFlat``) is exact
+  too with ``linking.ivf_nprobe = 0`` (the default) and reads only the lists that can hold a
+  match, so it is the one for large vocabularies; ``hnsw`` (``IndexHNSWFlat``), and ``ivf`` with
+  ``ivf_nprobe`` > 0, are approximate (``bench/bench_linking.py`` reports their recall).
 - ``surfaces.jsonl``: row ``i`` describes vector ``i``: ``{"qid", "surface", "primary"}``.
 - ``concepts.jsonl``: ``{"id", "kind", "label", "seed_classes", "instance_of", "subclass_of"}``
   of every indexed concept (what filters and context need, so the index stands alone).
@@ -104,25 +106,176 @@ def make_faiss_index(settings: dict[str, Any], dim: int, n: int):
 
 
 def ivf_nlist(configured: int, n: int) -> int:
-    """Lists for an IVF index: the configured count, or 4*sqrt(n) when 0; never more than
-    n/39 (FAISS wants about 39 training points per list), never fewer than 1."""
-    nlist = int(configured) if configured and configured > 0 else int(4 * math.sqrt(max(n, 1)))
+    """Lists for an IVF index: the configured count, or n/40 when 0 (small lists: the exact
+    search, ``linking.ivf_nprobe = 0``, reads only the lists that can hold a match); never more
+    than n/39 (about 39 training points per list), never fewer than 1."""
+    nlist = int(configured) if configured and configured > 0 else n // 40
     return max(1, min(nlist, n // 39 if n >= 39 else 1))
+
+
+def _share(sizes: np.ndarray, total: int) -> np.ndarray:
+    """``total`` lists shared among groups of ``sizes`` points in proportion, at least one per
+    non-empty group and never more than its points (the caller keeps total <= sum(sizes))."""
+    share = sizes * (total / max(int(sizes.sum()), 1))
+    alloc = np.minimum(np.maximum(np.floor(share).astype(np.int64), (sizes > 0).astype(np.int64)), sizes)
+    while alloc.sum() < total:  # the largest remainder first, among the groups with room
+        room = np.where(alloc < sizes, share - alloc, -np.inf)
+        alloc[int(np.argmax(room))] += 1
+    while alloc.sum() > total:  # a group given its one list while its share was below one
+        over = np.where(alloc > 1, alloc - share, -np.inf)
+        alloc[int(np.argmax(over))] -= 1
+    return alloc
+
+
+def train_ivf(index, vectors: np.ndarray, *, seed: int = 0) -> None:
+    """Train an IVF index's lists by two-level spherical k-means: sqrt(nlist) coarse groups,
+    then each group's share of the lists inside it (a one-level k-means of n/40 lists over all n
+    vectors would take minutes at 250,000). The centroids are unit vectors, so that a vector
+    goes to the list of the most similar centroid."""
+    import faiss
+
+    n, d = vectors.shape
+    nlist = int(index.nlist)
+    opts = dict(niter=10, spherical=True, min_points_per_centroid=1, max_points_per_centroid=256)
+    coarse = max(1, min(int(round(math.sqrt(nlist))), nlist))
+    km = faiss.Kmeans(d, coarse, seed=seed + 1, **opts)
+    km.train(vectors)
+    _, group = km.index.search(vectors, 1)
+    group = group[:, 0]
+    alloc = _share(np.bincount(group, minlength=coarse), nlist)
+    parts = []
+    for g in range(coarse):
+        if alloc[g] == 0:
+            continue
+        members = vectors[group == g]
+        if alloc[g] == 1:
+            parts.append(members.mean(axis=0, keepdims=True))
+            continue
+        sub = faiss.Kmeans(d, int(alloc[g]), seed=seed + 2 + g, **opts)
+        sub.train(members)
+        parts.append(sub.centroids)
+    centroids = np.concatenate(parts).astype(np.float32)
+    centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
+    index.quantizer.add(np.ascontiguousarray(centroids))
+    index.is_trained = True
 
 
 def fill_index(index, vectors: np.ndarray, *, seed: int = 0) -> None:
     """Train (IVF) and add ``vectors`` to ``index``."""
     if not index.is_trained:
-        nlist = index.nlist
-        sample = vectors
-        if len(vectors) > 256 * nlist:
-            rng = np.random.default_rng(seed)
-            sample = vectors[rng.choice(len(vectors), 256 * nlist, replace=False)]
-        index.train(sample)
+        train_ivf(index, vectors, seed=seed)
     if len(vectors):
         index.add(vectors)
     if hasattr(index, "make_direct_map"):
         index.make_direct_map()  # IVF: lets the linker read a surface's vector back (context)
+
+
+# --- exact search in an IVF index ----------------------------------------------------------
+
+LARGE_FLAT = 100_000  # surface forms above which link build suggests the exact ivf search
+BOUND_BATCH = 512  # vectors per bounded search (a float64 vector x list matrix each)
+BOUND_MARGIN = 1e-6  # the bound's allowance for rounding
+RANGE_MARGIN = 1e-4  # rows this far below the threshold are returned too, for an exact rescoring
+RANGE_MIN = 0.5  # below this threshold the linker's IVF search reads every list (rows_within would return most rows)
+
+
+class IvfBounds:
+    """Where the vectors of each list of an IVF index lie: ``centroid[l]`` (unit, float64),
+    ``radius[l]`` (every vector of list ``l`` is within that angle of it, in radians) and
+    ``largest[l]`` (the largest norm; 0 for an empty list). Read from the lists themselves, so
+    the bound holds whatever trained them. Holds the index (its lists are read in place)."""
+
+    def __init__(self, index):
+        import faiss
+
+        ivf = faiss.extract_index_ivf(index)
+        self._index = index
+        self._ivf = ivf
+        nlist = ivf.nlist
+        centroids = ivf.quantizer.reconstruct_n(0, nlist).astype(np.float64)
+        centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-300)
+        self.centroid = centroids
+        self.radius = np.zeros(nlist)
+        self.largest = np.zeros(nlist)
+        if ivf.direct_map.type == faiss.DirectMap.NoMap:
+            ivf.make_direct_map()
+        # each row's list from the direct map (list << 32 | offset); the rows read back in
+        # chunks, so the bound costs one pass over the vectors and no copy of them all
+        where = faiss.vector_to_array(ivf.direct_map.array) >> 32
+        least = np.full(nlist, np.inf)
+        for start in range(0, ivf.ntotal, 65536):
+            stop = min(start + 65536, ivf.ntotal)
+            x = ivf.reconstruct_n(start, stop - start).astype(np.float64)
+            lists = where[start:stop]
+            norms = np.linalg.norm(x, axis=1)
+            cos = np.einsum("ij,ij->i", x, centroids[lists]) / np.maximum(norms, 1e-300)
+            np.minimum.at(least, lists, cos)
+            np.maximum.at(self.largest, lists, norms)
+        filled = np.isfinite(least)
+        self.radius[filled] = np.arccos(np.clip(least[filled], -1.0, 1.0))
+
+    def lists_within(self, vectors: np.ndarray, threshold: float) -> np.ndarray:
+        """Per vector, which lists (a boolean vector x list matrix) can hold a row whose inner
+        product with it reaches ``threshold``. A row of list ``l`` is at least angle(q,
+        centroid[l]) - radius[l] away from q (the triangle inequality on the sphere), so its
+        inner product is at most the cosine of that times its norm. Computed in float64 and
+        kept with a margin of 1e-6, far above its rounding and the float32 products' (a few
+        1e-7)."""
+        q = np.asarray(vectors, dtype=np.float64)
+        q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-300)
+        filled = self.largest > 0
+        if threshold <= BOUND_MARGIN:
+            return np.repeat(filled[None, :], len(q), axis=0)
+        angle = np.arccos(np.clip(q @ self.centroid.T, -1.0, 1.0))
+        best = np.cos(np.maximum(angle - self.radius[None, :], 0.0)) * np.maximum(self.largest, 1.0)[None, :]
+        return (best >= threshold - BOUND_MARGIN) & filled[None, :]
+
+    def rows_within(self, vectors: np.ndarray, threshold: float,
+                    allowed_rows: np.ndarray | None = None) -> list[np.ndarray]:
+        """Per vector, the rows (of ``allowed_rows`` when given) whose inner product with it
+        reaches ``threshold``, with any within RANGE_MARGIN below it (for the caller's exact
+        rescoring to decide): a range search that reads only the lists that can hold such a
+        row (FAISS's range search over each vector's own lists). Reading list by list instead,
+        one matrix product per list for all the vectors that need it, was slower in assembly's
+        pool workers (a Python step per list and call: 121 s against 85 s at 181,006
+        concepts)."""
+        keep = None
+        if allowed_rows is not None:
+            keep = np.zeros(self._ivf.ntotal, dtype=bool)
+            keep[np.asarray(allowed_rows, dtype=np.int64)] = True
+        out: list[np.ndarray] = []
+        for start in range(0, len(vectors), BOUND_BATCH):
+            q = np.ascontiguousarray(vectors[start:start + BOUND_BATCH], dtype=np.float32)
+            need = self.lists_within(q, threshold)
+            fq, fr = self._range(q, need, threshold - RANGE_MARGIN)
+            if keep is not None:
+                fq, fr = fq[keep[fr]], fr[keep[fr]]
+            order = np.argsort(fq, kind="stable")
+            counts = np.bincount(fq, minlength=len(q))
+            out.extend(np.split(fr[order], np.cumsum(counts)[:-1]))
+        return out
+
+    def _range(self, q: np.ndarray, need: np.ndarray, least: float) -> tuple[np.ndarray, np.ndarray]:
+        """(vector, row) pairs with a product of at least ``least``, by FAISS's range search over
+        the lists ``need`` marks for each vector (the C++ call: FAISS's Python wrapper takes no
+        params and wants nprobe set on the shared index)."""
+        import faiss
+
+        counts = need.sum(axis=1)
+        rows, lists = np.nonzero(need)
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        assign = np.full((len(q), max(int(counts.max(initial=0)), 1)), -1, dtype=np.int64)
+        assign[rows, np.arange(len(rows)) - first[rows]] = lists
+        params = faiss.SearchParametersIVF(nprobe=assign.shape[1])
+        res = faiss.RangeSearchResult(len(q))
+        # FAISS keeps an inner product above the radius (strictly): just below ``least``
+        self._ivf.range_search_preassigned_c(len(q), faiss.swig_ptr(q), float(np.nextafter(np.float32(least), -1)),
+                                             faiss.swig_ptr(assign), faiss.swig_ptr(np.zeros(assign.shape, dtype=np.float32)),
+                                             res, False, params)
+        lims = faiss.rev_swig_ptr(res.lims, len(q) + 1).astype(np.int64)
+        found_r = faiss.rev_swig_ptr(res.labels, int(lims[-1])).copy() if lims[-1] else np.zeros(0, dtype=np.int64)
+        found_q = np.repeat(np.arange(len(q), dtype=np.int64), np.diff(lims))
+        return found_q, found_r.astype(np.int64)
 
 
 # --- the vocabulary ---------------------------------------------------------------------------
@@ -550,6 +703,9 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
         notes.append(f"{seen.merged_duplicates} repeated concept ids merged")
     if seen.without_surface:
         notes.append(f"{seen.without_surface} concepts without label or alias left out")
+    if flat and seen.surfaces > LARGE_FLAT:
+        notes.append(f"{seen.surfaces:,} surface forms in a flat index: every phrase linked is compared with all "
+                     "of them; linking.index = \"ivf\" gives the same candidates with less reading (docs/linking.md)")
     counts = {
         "concepts": seen.concepts,
         "classes": seen.classes,

@@ -45,6 +45,8 @@ from causalkg.manifest import read_manifest
 from causalkg.models import stage_device
 from causalkg.linking.index import (
     BUILD_HINT,
+    RANGE_MIN,
+    IvfBounds,
     build_settings,
     collect_vocabulary,
     concepts_changed,
@@ -133,6 +135,7 @@ class Linker:
         self._children: dict[str, list[str]] | None = None
         self._under_cache: dict[tuple[str, ...], frozenset[str]] = {}
         self._rows_cache: dict[frozenset[str], np.ndarray] = {}
+        self._bounds: IvfBounds | None = None  # an exact IVF search's list bounds, on first use
 
     # --- construction --------------------------------------------------------------------------
 
@@ -260,7 +263,8 @@ class Linker:
         if kind == "hnsw":
             params = faiss.SearchParametersHNSW(efSearch=self.hnsw_ef_search)
         elif kind == "ivf":
-            params = faiss.SearchParametersIVF(nprobe=self.ivf_nprobe)
+            # nprobe 0 (exact) below RANGE_MIN: every list (above it _nearest reads rows_within)
+            params = faiss.SearchParametersIVF(nprobe=self.ivf_nprobe or faiss.extract_index_ivf(self.index).nlist)
         else:
             params = faiss.SearchParameters() if sel is not None else None
         if sel is not None:
@@ -404,39 +408,16 @@ class Linker:
         if available == 0:
             return [[] for _ in texts]
         vectors = self.embed(texts)
-        params, _sel = self._search_params(allowed_rows)  # _sel: keep the selector alive during search
         out: list[list[tuple[str, int, float]]] = [[] for _ in texts]
-        pending = list(range(len(texts)))
-        # Several surface forms of one concept can fill the first hits, so ask for more rows
-        # than concepts, and ask again (wider) for the phrases that came back short.
-        width = min(available, 3 * k + 10)
-        while pending:
-            _, I = self.index.search(vectors[pending], width, params=params)
-            again = []
-            for j, i in enumerate(pending):
-                want = k - len(exclude[i])
-                best: dict[str, tuple[int, float]] = {}
-                exhausted = True
-                for row, sim in self._rescore(vectors[i], I[j]):
-                    if sim < threshold:
-                        break
-                    qid = self.row_qid[row]
-                    if qid in exclude[i] or qid in best:
-                        continue
-                    if sim < inst_min and self.concepts[qid]["kind"] == "instance":
-                        continue
-                    best[qid] = (int(row), float(sim))
-                else:
-                    exhausted = I[j][-1] < 0 or width >= available
-                if len(best) < want and not exhausted:
-                    again.append(i)
-                    continue
-                ranked = sorted(best.items(), key=lambda kv: (-kv[1][1], _qid_key(kv[0])))[:max(want, 0)]
-                out[i] = [(qid, row, sim) for qid, (row, sim) in ranked]
-            if not again:
-                break
-            pending = again
-            width = min(available, width * 4)
+        if self.settings["type"] == "ivf" and self.ivf_nprobe == 0 and threshold >= RANGE_MIN:
+            # exact IVF: every row at or above the threshold, from the lists that can hold one
+            if self._bounds is None:
+                self._bounds = IvfBounds(self.index)
+            for i, rows in enumerate(self._bounds.rows_within(vectors, threshold, allowed_rows)):
+                best, _ = self._collect(vectors[i], rows, threshold, inst_min, exclude[i])
+                out[i] = _ranked(best, k - len(exclude[i]))
+        else:
+            self._search_widening(vectors, out, k, threshold, inst_min, exclude, allowed_rows, available)
         if preferred:
             for i, prefs in enumerate(preferred):
                 present = {q for q, _, _ in out[i]} | exclude[i]
@@ -444,6 +425,46 @@ class Linker:
                          and (allowed is None or q in allowed)]
                 out[i] += self._similarity_to(vectors[i], extra, threshold, inst_min)
         return out
+
+    def _search_widening(self, vectors: np.ndarray, out: list, k: int, threshold: float, inst_min: float,
+                         exclude: list[set[str]], allowed_rows: np.ndarray | None, available: int) -> None:
+        """``_nearest`` by the index's top rows: several surface forms of one concept can fill the
+        first hits, so ask for more rows than concepts, and ask again (wider) for the vectors
+        that came back short."""
+        params, _sel = self._search_params(allowed_rows)  # _sel: keep the selector alive during search
+        pending = list(range(len(vectors)))
+        width = min(available, 3 * k + 10)
+        while pending:
+            _, I = self.index.search(vectors[pending], width, params=params)
+            again = []
+            for j, i in enumerate(pending):
+                best, complete = self._collect(vectors[i], I[j], threshold, inst_min, exclude[i])
+                exhausted = complete or I[j][-1] < 0 or width >= available
+                if len(best) < k - len(exclude[i]) and not exhausted:
+                    again.append(i)
+                    continue
+                out[i] = _ranked(best, k - len(exclude[i]))
+            if not again:
+                break
+            pending = again
+            width = min(available, width * 4)
+
+    def _collect(self, vector: np.ndarray, rows: np.ndarray, threshold: float, inst_min: float,
+                 exclude: set[str]) -> tuple[dict[str, tuple[int, float]], bool]:
+        """(qid -> (best row, similarity) of the rows at or above the threshold, an instance
+        also at or above ``inst_min``, none of ``exclude``; whether a row below the threshold
+        was reached, so that no row further down can count)."""
+        best: dict[str, tuple[int, float]] = {}
+        for row, sim in self._rescore(vector, rows):
+            if sim < threshold:
+                return best, True
+            qid = self.row_qid[row]
+            if qid in exclude or qid in best:
+                continue
+            if sim < inst_min and self.concepts[qid]["kind"] == "instance":
+                continue
+            best[qid] = (int(row), float(sim))
+        return best, False
 
     def _rescore(self, vector: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
         """The index's hits for one phrase with exact similarities, best first (ties: by QID,
@@ -472,6 +493,12 @@ class Linker:
             if sims[j] >= need:
                 out.append((qid, int(rows[j]), float(sims[j])))
         return out
+
+
+def _ranked(best: dict[str, tuple[int, float]], want: int) -> list[tuple[str, int, float]]:
+    """The ``want`` best of ``_collect``'s concepts: by similarity, ties by QID."""
+    ranked = sorted(best.items(), key=lambda kv: (-kv[1][1], _qid_key(kv[0])))[:max(want, 0)]
+    return [(qid, row, sim) for qid, (row, sim) in ranked]
 
 
 _ACRONYM = re.compile(r"^[A-Z][A-Z0-9.&]{1,5}$")

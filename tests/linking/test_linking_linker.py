@@ -189,9 +189,9 @@ def test_persisted_index_reloads_to_identical_answers(linker, built, small_vocab
         assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-5)
 
 
-@pytest.mark.parametrize("kind", ["hnsw", "ivf"])
+@pytest.mark.parametrize("kind", [{"index": "hnsw"}, {"index": "ivf", "ivf_nprobe": 1}])
 def test_approximate_indexes_agree_with_flat_on_a_small_vocabulary(linker, small_vocab, built, kind, make_cfg):
-    approx = Linker.from_concepts(small_vocab, make_cfg(built, index=kind), encoder=linker.encoder)
+    approx = Linker.from_concepts(small_vocab, make_cfg(built, **kind), encoder=linker.encoder)
     phrases = ["the tsunamis", "civil unrest", "King Williams war", "earthquake damage", "refugee crisis"]
     assert [qids(r)[:1] for r in approx.link(phrases, k=3)] == [qids(r)[:1] for r in linker.link(phrases, k=3)]
     (restricted,) = approx.link(["war"], k=3, kinds={"instance"}, threshold=0.0, instance_threshold=0.0)
@@ -209,3 +209,71 @@ def test_an_acronym_alias_matches_only_the_acronym_as_written(linker, small_voca
     assert all(c.qid != "Q166542" for c in gas if c.match == "exact")
     assert ir and ir[0].qid == "Q166542" and ir[0].match == "exact"
     assert the_ir and the_ir[0].qid == "Q166542" and the_ir[0].match == "exact"
+
+
+def test_exact_ivf_answers_as_flat_reading_only_the_lists_that_can_match(linker, small_vocab, built, make_cfg):
+    """``ivf`` with ``ivf_nprobe = 0`` (the default) reads, per phrase, the lists whose bound
+    reaches the threshold: the answers are the flat index's, candidate for candidate, at every
+    threshold, and the bound holds for every row (no row at or above the threshold is in a list
+    it skips). (420 MiniLM vectors in 10 lists make lists 60-80 degrees wide, which few phrases
+    can skip; the next test has lists tight enough to skip.)"""
+    import faiss
+    import numpy as np
+
+    from causalkg.linking.index import IvfBounds
+
+    ivf = Linker.from_concepts(small_vocab, make_cfg(built, index="ivf", ivf_nlist=10), encoder=linker.encoder)
+    assert ivf.ivf_nprobe == 0 and faiss.extract_index_ivf(ivf.index).nlist == 10
+    phrases = ["civil unrest", "King Williams war", "earthquake damage", "refugee crisis", "the tsunamis",
+               "mass demonstrations in the capital", "soaring food prices", "a flood of the river",
+               "the collapse of buildings", "an uprising of the peasants", "loss of life", "famine"]
+    for threshold in (0.6, 0.45, 0.0, -1.0):
+        for k in (1, 5):
+            assert ivf.link(phrases, k=k, threshold=threshold) == linker.link(phrases, k=k, threshold=threshold)
+    assert ivf.link(phrases, k=3, kinds={"class"}) == linker.link(phrases, k=3, kinds={"class"})
+    # the bound, row by row: every row at or above the threshold is in a list that is read
+    lists = faiss.extract_index_ivf(ivf.index).invlists
+    list_of = {}
+    for l in range(10):
+        ids = faiss.rev_swig_ptr(lists.get_ids(l), lists.list_size(l))
+        list_of.update({int(r): l for r in ids})
+    assert sorted(list_of) == list(range(ivf.index.ntotal))
+    vectors = ivf.embed(phrases)
+    every = ivf.index.reconstruct_n(0, ivf.index.ntotal)
+    for threshold in (0.9, 0.8, 0.6, 0.45, 0.3):
+        need = IvfBounds(ivf.index).lists_within(vectors, threshold)
+        for q, read in zip(vectors, need):
+            assert {list_of[r] for r in np.flatnonzero(every @ q >= threshold - 1e-6)} <= set(np.flatnonzero(read))
+
+
+def test_exact_ivf_range_search_skips_the_lists_that_cannot_match():
+    """``IvfBounds.rows_within`` on 3,000 unit vectors in 60 tight groups: for every query and
+    threshold, the rows at or above the threshold are exactly those of an exhaustive product,
+    with and without a set of allowed rows, any other row returned is within RANGE_MARGIN below
+    it, and most lists go unread. Queries come in batches larger than BOUND_BATCH."""
+    import numpy as np
+
+    from causalkg.linking.index import BOUND_BATCH, RANGE_MARGIN, IvfBounds, fill_index, make_faiss_index
+
+    rng = np.random.default_rng(7)
+    centres = rng.standard_normal((60, 32))
+    x = (centres[rng.integers(0, 60, 3000)] + 0.25 * rng.standard_normal((3000, 32))).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    q = (centres[rng.integers(0, 60, BOUND_BATCH + 88)] + 0.3 * rng.standard_normal((BOUND_BATCH + 88, 32)))
+    q = (q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32)
+    index = make_faiss_index({"type": "ivf", "nlist": 60}, 32, len(x))
+    fill_index(index, x)
+    bounds = IvfBounds(index)
+    sims = q.astype(np.float64) @ x.T.astype(np.float64)
+    half = np.arange(0, 3000, 2, dtype=np.int64)
+    for threshold in (0.95, 0.8, 0.6, 0.3):
+        if threshold >= 0.6:
+            assert bounds.lists_within(q, threshold).sum(axis=1).mean() < 30  # of 60
+        for allowed in (None, half):
+            found = bounds.rows_within(q, threshold, allowed)
+            assert len(found) == len(q)
+            for i, rows in enumerate(found):
+                pool = np.arange(3000) if allowed is None else allowed
+                assert set(rows[sims[i][rows] >= threshold].tolist()) == set(pool[sims[i][pool] >= threshold].tolist())
+                assert np.all(sims[i][rows] >= threshold - RANGE_MARGIN - 1e-6) and set(rows.tolist()) <= set(pool.tolist())
+                assert len(set(rows.tolist())) == len(rows)
