@@ -132,10 +132,15 @@ def stages(n: int, tmp: Path) -> tuple[dict, dict]:
     n_concepts = _lines(concepts) if concepts.exists() else n
     items = {"world": info["pages"], "wikidata": n_concepts, "wikipedia": info["pages"], "link": n_concepts}
     ctx = {"info": info, "common": common, "cheap": cheap, "data": data, "items": items, "docs": n}
-    if "extract-qa" in SKIP or "wikipedia" in SKIP:
+    if "wikipedia" in SKIP:
         return res, ctx
     corpus = data / "corpus" / "corpus.jsonl"
     docs = _lines(corpus)
+    # the downstream stages' items, also when the sample extraction is skipped
+    items.update({"extract": docs, "assemble": docs, "export": docs, "summary": docs, "eval": docs})
+    ctx["docs"] = docs
+    if "extract-qa" in SKIP:
+        return res, ctx
     sample = data / "corpus" / "sample.jsonl"
     with corpus.open("rb") as src, sample.open("wb") as dst:
         for i, line in enumerate(src):
@@ -150,9 +155,7 @@ def stages(n: int, tmp: Path) -> tuple[dict, dict]:
     res["extract-qa (est.)"] = {**sample_estimate(res["extract-qa"], manifest.get("timings_s", {}), k),
                                 "rss_mb": res["extract-qa"]["rss_mb"], "estimated": True}
     res["extract-qa (est.)"].update(extrapolate(res["extract-qa (est.)"], docs))
-    items.update({"extract": docs, "assemble": docs, "export": docs, "summary": docs, "eval": docs, "extract-qa": k,
-                  "extract-qa (est.)": docs})
-    ctx["docs"] = docs
+    items.update({"extract-qa": k, "extract-qa (est.)": docs})
     return res, ctx
 
 
