@@ -365,6 +365,7 @@ def _ann_rows(table: ThroughputTable, x: np.ndarray, q: np.ndarray, k: int) -> N
     import faiss
 
     from causalkg.linking.index import IvfBounds, build_settings, fill_index, ivf_nlist, make_faiss_index
+    from causalkg.linking.linker import exact_similarity
 
     cfg = _cfg()
     lk = cfg["linking"]
@@ -398,8 +399,7 @@ def _ann_rows(table: ThroughputTable, x: np.ndarray, q: np.ndarray, k: int) -> N
             if params is None:  # a range search: the rows at or above the threshold, best first, top k
                 # (so its plain recall counts the rows below the threshold as missed: see recall_at)
                 hits = bounds.rows_within(q, threshold)
-                found = [r[np.argsort(-(x[r].astype(np.float64) @ v.astype(np.float64)), kind="stable")][:k]
-                         for v, r in zip(q, hits)]
+                found = [r[np.argsort(-exact_similarity(v, x[r]), kind="stable")][:k] for v, r in zip(q, hits)]
             else:
                 _, found = idx.search(q, k, params=params)
         recall = float(np.mean([len(set(a) & set(b)) / k for a, b in zip(found, exact)]))
@@ -410,11 +410,13 @@ def _ann_rows(table: ThroughputTable, x: np.ndarray, q: np.ndarray, k: int) -> N
 
 
 def _scores(x: np.ndarray, q: np.ndarray, rows) -> list[np.ndarray]:
-    """Exact inner products of each query with its rows (-1 rows: -inf)."""
+    """The linker's exact similarities of each query with its rows (-1 rows: -inf)."""
+    from causalkg.linking.linker import exact_similarity
+
     out = []
     for v, r in zip(q, rows):
         r = np.asarray(r, dtype=np.int64)
-        out.append(np.where(r >= 0, x[np.maximum(r, 0)].astype(np.float64) @ v.astype(np.float64), -np.inf))
+        out.append(np.where(r >= 0, exact_similarity(v, x[np.maximum(r, 0)]), -np.inf))
     return out
 
 

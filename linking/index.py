@@ -134,7 +134,7 @@ def train_ivf(index, vectors: np.ndarray, *, seed: int = 0) -> None:
     goes to the list of the most similar centroid."""
     import faiss
 
-    n, d = vectors.shape
+    d = vectors.shape[1]
     nlist = int(index.nlist)
     opts = dict(niter=10, spherical=True, min_points_per_centroid=1, max_points_per_centroid=256)
     coarse = max(1, min(int(round(math.sqrt(nlist))), nlist))
@@ -183,7 +183,8 @@ class IvfBounds:
     """Where the vectors of each list of an IVF index lie: ``centroid[l]`` (unit, float64),
     ``radius[l]`` (every vector of list ``l`` is within that angle of it, in radians) and
     ``largest[l]`` (the largest norm; 0 for an empty list). Read from the lists themselves, so
-    the bound holds whatever trained them. Holds the index (its lists are read in place)."""
+    the bound holds whatever trained them. Keeps a reference to the index: the IVF part it
+    searches (``_ivf``) belongs to it."""
 
     def __init__(self, index):
         import faiss
