@@ -158,17 +158,19 @@ def train_qa(*, out: PathLike | None = None, data: PathLike | None = None, steps
 
 def extract(*, extractor: str | None = None, input: PathLike | None = None, out: PathLike | None = None,
             shard_size: int | None = None, limit: int | None = None, force: bool = False, lenient: bool = False,
-            dry_run: bool = False, cfg: CfgLike = None) -> Extraction:
+            dry_run: bool = False, workers: int | None = None, cfg: CfgLike = None) -> Extraction:
     """Extract cause -> effect pairs (``causalkg kg extract``) from the corpus (or any
     ``{"id", "text"}`` JSONL) to ``out`` (default ``<paths.data>/kg/extractions.jsonl``).
 
     ``extractor``: ``qa`` | ``patterns`` | ``llm``, optionally ``NAME:ARG`` (``qa:MODEL``,
-    ``llm:MODEL``); ``force`` redoes current shards; ``limit`` stops after N documents. A killed
+    ``llm:MODEL``); ``force`` redoes current shards; ``limit`` stops after N documents;
+    ``workers``: processes of the local engine (``extract.workers``; the same output). A killed
     run restarted resumes. Raises SchemaError on a bad input line unless ``lenient``.
     """
     from causalkg.kg.extract import extract as _extract
 
-    r = _extract(resolve_config(cfg), extractor=extractor, input=input, output=out, shard_size=shard_size,
+    c = resolve_config(cfg).with_overrides({"extract.workers": workers}, origin="kg extract")
+    r = _extract(c, extractor=extractor, input=input, output=out, shard_size=shard_size,
                  lenient=lenient, force=force, dry_run=dry_run, limit=limit)
     return Extraction(output=Path(r.output), manifest_path=Path(r.manifest_path), skipped=r.skipped,
                       documents=r.documents, extractions=r.extractions, counts=dict(r.counts), plan=dict(r.plan),

@@ -7,8 +7,18 @@ The CLI prints ``error: <message>`` (and the hint, when there is one) and exits 
 from __future__ import annotations
 
 
+def _rebuild(cls: type, args: tuple, state: dict) -> "CausalKGError":
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
+
+
 class CausalKGError(Exception):
-    """Root of all causalkg errors. ``hint`` says how to fix it, when we know."""
+    """Root of all causalkg errors. ``hint`` says how to fix it, when we know.
+
+    Pickled whole (message, hint and any attribute of a subclass), so an error raised in a
+    worker process or a Ray actor reaches the command with its hint."""
 
     exit_code = 1
 
@@ -16,6 +26,9 @@ class CausalKGError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
 
     def __str__(self) -> str:
         if self.hint:

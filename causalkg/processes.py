@@ -60,3 +60,89 @@ def process_pool(max_workers: int, mp_context: Any = None) -> ProcessPoolExecuto
 
 
 __all__ = ["die_with_parent", "process_pool"]
+
+
+# --- a pool of spawned processes, each holding one object built once (a model, a linker) ---
+
+_OBJECT: Any = None  # this worker process's object (``_init_worker``)
+_INIT_ERROR: list[BaseException] = []  # what building it raised, re-raised by the first call
+
+
+def _init_worker(parent_pid: int, cls: Any, init: tuple, threads: int) -> None:
+    global _OBJECT
+    die_with_parent(parent_pid)
+    if threads:
+        try:  # the cores shared among the workers, not each worker's model using all of them
+            import torch
+
+            torch.set_num_threads(threads)
+        except ImportError:  # pragma: no cover - torch is a dependency
+            pass
+    try:
+        _OBJECT = cls(*init)
+    except Exception as exc:  # noqa: BLE001 - raised by the first call, so the caller reports it as is
+        _INIT_ERROR.append(exc)
+
+
+def _call_worker(method: str, args: tuple) -> Any:
+    if _INIT_ERROR:
+        raise _INIT_ERROR[0]
+    return getattr(_OBJECT, method)(*args)
+
+
+class WorkerPool:
+    """``workers`` spawned processes (they die with this one), each building ``cls(*init)`` once:
+    the local engine's counterpart of ``causalkg.distributed.ActorPool``, with the same
+    ``map_ordered``. Each worker's PyTorch (and ONNX Runtime, which follows it) gets
+    ``threads`` threads (0: the CPU cores shared out among the workers). An exception raised
+    while building the object or in a call is raised here, by the call; a worker that dies
+    (killed, out of memory) raises ``CausalKGError`` naming the item it was working on."""
+
+    def __init__(self, cls: type, init: tuple, workers: int, *, threads: int = 0):
+        import multiprocessing
+
+        self.workers = max(1, int(workers))
+        threads = threads or max(1, (os.cpu_count() or 1) // self.workers)
+        ctx = multiprocessing.get_context("spawn")  # workers start clean: no copied threads or locks
+        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_init_worker,
+                                        initargs=(os.getpid(), cls, init, threads))
+
+    def call(self, method: str, *args: Any) -> Any:
+        """``method(*args)`` on one worker's object (any worker: for what they all answer alike)."""
+        return self._result(self.pool.submit(_call_worker, method, args), method)
+
+    def map_ordered(self, method: str, items: Any, args: Any, *, what: Any = str) -> Any:
+        """``(item, object.method(*args(item)))`` for each of ``items``, in their order, at most
+        two calls in flight per worker."""
+        from collections import deque
+
+        pending: deque = deque()
+        it = iter(items)
+        exhausted = False
+        while True:
+            while not exhausted and len(pending) < 2 * self.workers:
+                item = next(it, None)
+                if item is None:
+                    exhausted = True
+                    break
+                pending.append((item, self.pool.submit(_call_worker, method, args(item))))
+            if not pending:
+                return
+            item, fut = pending.popleft()
+            yield item, self._result(fut, what(item))
+
+    @staticmethod
+    def _result(fut: Any, what: str) -> Any:
+        from concurrent.futures.process import BrokenProcessPool
+
+        from causalkg.errors import CausalKGError
+
+        try:
+            return fut.result()
+        except BrokenProcessPool as exc:
+            raise CausalKGError(f"a worker process died on {what} ({exc})",
+                                hint="rerun with fewer workers (each holds its own models); finished work is kept "
+                                     "and resumed") from None
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)

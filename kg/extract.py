@@ -39,6 +39,7 @@ from causalkg.errors import ConfigError, SchemaError
 from causalkg.jsonl import ReadStats, atomic_write, format_validation_error, iter_json_lines
 from causalkg.layout import extract_input, extract_output
 from causalkg.manifest import build_manifest, describe_input, file_sha256, fingerprint
+from causalkg.processes import WorkerPool
 from causalkg.progress import progress
 from causalkg.shards import Shards
 from causalkg.kg.cues import BASE_CUES, CNC_CUES
@@ -49,7 +50,8 @@ log = logging.getLogger(__name__)
 
 STAGE = "kg.extract"
 # Keys of [extract] that do not change what a shard holds.
-_IO_KEYS = {"input", "output", "shard_size", "extractor", "device", "batch_size", "gate_batch_size", "tagger_batch_size"}
+_IO_KEYS = {"input", "output", "shard_size", "extractor", "device", "batch_size", "gate_batch_size", "tagger_batch_size",
+            "workers"}
 
 
 @dataclass
@@ -95,6 +97,15 @@ def make_gate(cfg: Config) -> Any:
     t = float(ex["gate_threshold"])
     return SentenceGate(cfg.path("extract.gate_model"), device=stage_device(cfg, "extract.device"), batch_size=int(ex["gate_batch_size"]),
                         threshold=None if t < 0 else t, dtype=gate_dtype(cfg), **encoder_backend(cfg))
+
+
+def extract_workers(cfg: Config) -> int:
+    """``extract.workers``: the local engine's extraction processes, each with its own segmenter
+    and models (0: one per CPU core). ConfigError on a negative or non-integer value."""
+    raw = cfg.get("extract.workers", 1)
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        raise ConfigError(f"extract.workers must be 0 (one per CPU core) or a positive number of processes, got {raw!r}")
+    return raw or (os.cpu_count() or 1)
 
 
 def _gate_settings(cfg: Config) -> dict[str, Any]:
@@ -202,9 +213,10 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
 
     ``lenient`` skips invalid input lines (counted); ``force`` redoes every shard; ``dry_run``
     checks the input and settings and returns the plan; ``limit`` stops after that many
-    documents. ``extractor_obj`` supplies a ready extractor (tests, benchmarks);
-    ``extractor_factory`` a picklable callable that makes one (in each Ray actor with
-    ``run.engine = "ray"``, where the shards run on a Ray cluster; see causalkg.distributed).
+    documents. ``extractor_obj`` supplies a ready extractor (tests, benchmarks; it runs in this
+    process); ``extractor_factory`` a picklable callable that makes one (in each Ray actor with
+    ``run.engine = "ray"``, where the shards run on a Ray cluster, see causalkg.distributed; in
+    each worker process with ``extract.workers`` > 1).
     Raises ConfigError (settings), SchemaError (``path:line:`` of a bad input line),
     ModelError (the QA model), SourceError (the LLM server).
     """
@@ -215,6 +227,7 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     size = int(shard_size if shard_size is not None else ex["shard_size"])
     if size < 1:
         raise ConfigError("extract.shard_size must be at least 1")
+    workers = extract_workers(cfg)
     if not in_path.is_file():
         hint = ("build the corpus with 'causalkg corpus build'" if input is None
                 else "give a JSONL file of corpus documents or {\"id\", \"text\"} records")
@@ -246,17 +259,29 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
 
     t_load = time.perf_counter()
     engine = engine_of(cfg)
-    pool = None
+    pool: ActorPool | WorkerPool | None = None
     ray_stats = RayStats()
+    # Worker processes only for more than one shard, never more of them than shards.
+    n_workers = min(workers, plan["shards"]) if engine == "local" and extractor_obj is None else 1
     if engine == "ray":
         # One actor per CPU (or per GPU): each loads the segmenter and the model once.
         pool = ActorPool(ShardWorker, (cfg, spec, extractor_factory), RaySettings.from_config(cfg), stats=ray_stats)
+    elif n_workers > 1:
+        # extract.workers processes, each loading the segmenter and the model once (on a GPU they share it).
+        pool = WorkerPool(ShardWorker, (cfg, spec, extractor_factory), n_workers)
+    if pool is not None:
         segmenter = None
-        ext = _RemoteExtractor(*pool.ray.get(pool.actors[0].identity.remote()))
+        try:  # what the workers' extractor and gate are (a model that does not load fails here)
+            who = pool.ray.get(pool.actors[0].identity.remote()) if isinstance(pool, ActorPool) else pool.call("identity")
+        except BaseException:
+            pool.close()
+            raise
+        ext = _RemoteExtractor(*who)
     else:
         ext = extractor_obj or (extractor_factory() if extractor_factory is not None else create_extractor(spec, cfg))
         segmenter = make_segmenter(cfg, with_gate=True)
     gate = segmenter.gate if segmenter is not None else None
+    gate_described = gate.describe() if gate is not None else getattr(ext, "gate_described", None)
     load_seconds = time.perf_counter() - t_load
     run_fp = fingerprint(settings, ext.describe())
     shards = Shards(shards_dir, run_fp, force=force)
@@ -264,8 +289,8 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     bar = progress(total=total_docs, desc=f"extracting ({ext.name})", unit="doc")
     try:
         if pool is not None:
-            totals, n_docs, shard_keys, resumed = _extract_ray(pool, in_path, size, lenient, stats, limit, shards,
-                                                               run_fp, bar)
+            totals, n_docs, shard_keys, resumed = _extract_pool(pool, in_path, size, lenient, stats, limit, shards,
+                                                                run_fp, bar)
         else:
             totals, n_docs, shard_keys, resumed = _extract_local(segmenter, ext, in_path, size, lenient, stats, limit,
                                                                  shards, run_fp, bar)
@@ -287,9 +312,10 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     manifest = build_manifest(
         STAGE, cfg, inputs={"input": in_path}, counts=totals,
         timings={"total": seconds, "load": load_seconds},
-        models={"extractor": ext.describe(), "gate": gate.describe() if gate is not None else _gate_settings(cfg)},
+        models={"extractor": ext.describe(), "gate": gate_described or _gate_settings(cfg)},
         notes=notes,
         extra={"settings": settings, "limit": limit, "extractor_stats": ext.stats(), "engine": engine,
+               **({"workers": n_workers} if engine == "local" else {}),
                **({"ray": ray_stats.to_dict()} if engine == "ray" else {})},
     )
     manifest["outputs"] = {"extractions": {"path": str(out_path), "sha256": file_sha256(out_path), "records": n_out},
@@ -370,11 +396,12 @@ def _run_notes(cfg: Config, totals: dict[str, int], stats: ReadStats, ext: Any) 
     return notes
 
 
-def _extract_ray(pool: "ActorPool", in_path: Path, size: int, lenient: bool, stats: ReadStats, limit: int | None,
-                 shards: Shards, run_fp: str, bar: Any) -> tuple[dict[str, int], int, list[str], int]:
-    """The shard loop of the ray engine: the same shards, fingerprints and checkpoint files as
-    the local loop; shards not yet done go to the actor pool, their results are written here in
-    shard order (so the shard files, and the output, are the local engine's bytes)."""
+def _extract_pool(pool: "ActorPool | WorkerPool", in_path: Path, size: int, lenient: bool, stats: ReadStats,
+                  limit: int | None, shards: Shards, run_fp: str, bar: Any) -> tuple[dict[str, int], int, list[str], int]:
+    """The shard loop of the ray engine (an actor pool) and of local worker processes
+    (``extract.workers``): the same shards, fingerprints and checkpoint files as the local loop;
+    shards not yet done go to the pool, their results are written here in shard order (so the
+    shard files, and the output, are the one-process loop's bytes)."""
     totals: dict[str, int] = {}
     state = {"n_docs": 0, "resumed": 0}
     keys: dict[int, str] = {}
@@ -448,15 +475,17 @@ def _run_shard(records: list[dict], segmenter: Segmenter, ext: Extractor, shard_
 
 
 class ShardWorker:
-    """A Ray actor of the ``ray`` engine: loads the segmenter and the extractor once (one model
-    load per actor), then turns shards of records into (shard text, counts)."""
+    """A Ray actor of the ``ray`` engine, or a worker process of the local one
+    (``extract.workers``): loads the segmenter and the extractor once (one model load per
+    worker), then turns shards of records into (shard text, counts)."""
 
     def __init__(self, cfg: Config, spec: str, factory: Any = None):
         self.ext = factory() if factory is not None else create_extractor(spec, cfg)
         self.segmenter = make_segmenter(cfg, with_gate=True)
 
-    def identity(self) -> tuple[str, Any]:
-        return self.ext.name, self.ext.describe()
+    def identity(self) -> tuple[str, Any, Any]:
+        gate = getattr(self.segmenter, "gate", None)
+        return self.ext.name, self.ext.describe(), gate.describe() if gate is not None else None
 
     def run(self, records: list[dict]) -> tuple[str, dict[str, int]]:
         return _shard_output(records, self.segmenter, self.ext)
@@ -465,8 +494,8 @@ class ShardWorker:
 class _RemoteExtractor:
     """What the stage needs to know of the actors' extractor on the driver."""
 
-    def __init__(self, name: str, described: Any):
-        self.name, self._described = name, described
+    def __init__(self, name: str, described: Any, gate_described: Any = None):
+        self.name, self._described, self.gate_described = name, described, gate_described
 
     def describe(self) -> Any:
         return self._described

@@ -28,6 +28,8 @@ def register(group: Any) -> None:
     add_out(p, "extractions JSONL (default: <paths.data>/kg/extractions.jsonl)", metavar="FILE", old="--output")
     p.add_argument("--shard-size", type=int, metavar="N", help="documents per shard (default: extract.shard_size)")
     p.add_argument("--limit", type=int, metavar="N", help="stop after N documents")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="extraction processes of the local engine, each with its own models (default: extract.workers)")
     add_lenient(p)
     add_force(p, "redo every shard even when it is current")
     add_dry_run(p, "check the input and settings, print the plan, extract nothing")
@@ -61,7 +63,7 @@ def _extract(args: argparse.Namespace, cfg: Config) -> None:
 
     print(extract(extractor=args.extractor, input=args.input, out=args.out, shard_size=args.shard_size,
                   lenient=args.lenient, force=args.force, dry_run=args.dry_run, limit=args.limit,
-                  cfg=cfg).to_table(args.format))
+                  workers=args.workers, cfg=cfg).to_table(args.format))
 
 
 def _train_qa(args: argparse.Namespace, cfg: Config) -> None:

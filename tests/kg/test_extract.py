@@ -262,6 +262,41 @@ def test_resume_after_an_interrupted_run_gives_the_same_output(trained_tiny, sma
     assert part.read_bytes() == full.read_bytes()
 
 
+def test_worker_processes_give_the_one_process_bytes_and_resume(trained_tiny, small_wiki, tmp_path):
+    # extract.workers: spawned processes, each loading the segmenter and the model once, shards
+    # written in order by this process: the same output, counts and checkpoints as one process.
+    one = extract(qa_cfg(trained_tiny, **{"extract.shard_size": 1}), extractor="qa", input=small_wiki,
+                  output=tmp_path / "one.jsonl")
+    cfg = qa_cfg(trained_tiny, **{"extract.shard_size": 1, "extract.workers": 2})
+    out = tmp_path / "two.jsonl"
+    two = extract(cfg, extractor="qa", input=small_wiki, output=out)
+    assert one.extractions > 0 and out.read_bytes() == (tmp_path / "one.jsonl").read_bytes()
+    assert two.counts == one.counts
+    man = json.loads(side_paths(out)[1].read_text())
+    assert man["workers"] == 2 and man["engine"] == "local"
+    assert man["models"]["extractor"]["model_sha256"]  # described by a worker
+    # a run cut short: the last shard's checkpoint and the output gone; the rerun does that shard only
+    shards = side_paths(out)[0]
+    for p in shards.glob("00002*"):
+        p.unlink()
+    out.unlink()
+    again = extract(cfg, extractor="qa", input=small_wiki, output=out)
+    assert again.counts["shards_resumed"] == 2 and again.counts["shards"] == 3
+    assert out.read_bytes() == (tmp_path / "one.jsonl").read_bytes()
+
+
+def test_a_worker_process_that_cannot_load_its_model_fails_with_the_models_error(small_wiki, tmp_path):
+    from causalkg.errors import ModelError
+
+    cfg = qa_cfg(tmp_path / "no-such-model", **{"extract.shard_size": 1, "extract.workers": 2})
+    with pytest.raises(ModelError, match="no-such-model") as err:
+        extract(cfg, extractor="qa", input=small_wiki, output=tmp_path / "out.jsonl")
+    assert err.value.hint  # the hint crossed the process boundary
+    with pytest.raises(ConfigError, match="extract.workers"):
+        extract(qa_cfg(tmp_path, **{"extract.workers": -1}), extractor="qa", input=small_wiki,
+                output=tmp_path / "out.jsonl")
+
+
 def test_unchanged_inputs_and_settings_skip_the_work(tmp_path):
     cfg = load_config(search_cwd=False, overrides=CUE_GATE)
     out = tmp_path / "x.jsonl"
