@@ -250,6 +250,10 @@ GPU_NODE_CORES = 16  # the GPU machine of the estimate: 16 cores and 1 GPU (the 
 GPU_SPEEDUP = 50.0  # the model's forward passes on one GPU against this machine's 2 cores (assumed)
 MODEL_SHARE = 0.8  # share of extraction / linker time in the model's forward passes (a profile: 491 of 618 s)
 CLUSTER_NODES = 10
+# A GPU machine's MEASURED extraction rate, seconds per document after the load (``python -m
+# bench gpu`` on one, e.g. 0.051 for 8 processes sharing an H100 machine's GPU in bfloat16): set,
+# it replaces the estimate in the extraction row (the cluster's nodes each at that rate).
+GPU_EXTRACT_DOC_S = float(os.environ.get("CAUSALKG_SCALE_GPU_DOC_S", "0") or 0)
 # assemble: its linking (``link_share`` of its time, from its manifest) is a model stage on a
 # process pool or Ray actors; the rest (aggregation, the KG files) is serial in the driver
 KIND = {"wikidata": "serial", "wikipedia": "parallel", "link": "model", "extract-qa (est.)": "model",
@@ -268,7 +272,9 @@ def elsewhere(rows: list[dict], ray_ratio: float) -> None:
         for col, nodes, overhead in (("gpu_h", 1, 1.0), ("cluster_h", CLUSTER_NODES, max(1.0, ray_ratio))):
             cores, gpus = GPU_NODE_CORES * nodes, nodes
             kind = KIND.get(r["stage"], "serial")
-            if kind == "serial":
+            if r["stage"] == "extract-qa (est.)" and GPU_EXTRACT_DOC_S > 0:
+                r[col] = GPU_EXTRACT_DOC_S * FULL / 3600 / nodes * overhead
+            elif kind == "serial":
                 r[col] = r["wall_h"]
             elif kind == "parallel":
                 r[col] = r["cpu_h"] / cores * overhead
@@ -333,7 +339,9 @@ def main() -> None:
         print(f"\nthe full-size job ({FULL:,} documents), hours: on these 2 cores (measured at the largest N, "
               f"scaled linearly), and ESTIMATED on one machine of {GPU_NODE_CORES} cores + 1 GPU and on "
               f"{CLUSTER_NODES} of them with Ray (model passes {GPU_SPEEDUP:.0f}x this machine's rate on a GPU, "
-              f"{MODEL_SHARE:.0%} of a model stage's time in them, Ray overhead {ray_ratio:.2f}x):")
+              f"{MODEL_SHARE:.0%} of a model stage's time in them, Ray overhead {ray_ratio:.2f}x"
+              + (f"; extraction MEASURED on a GPU machine at {GPU_EXTRACT_DOC_S} s per document" if GPU_EXTRACT_DOC_S
+                 else "") + "):")
         print(f"  {'stage':<18} {'2 cores':>8} {'CPU h':>7} {'1 GPU':>7} {'cluster':>8}")
         for r in rows:
             print(f"  {r['stage']:<18} {r['wall_h']:>8.2f} {r['cpu_h']:>7.2f} {r['gpu_h']:>7.2f} {r['cluster_h']:>8.2f}  "

@@ -41,3 +41,17 @@ def test_the_sample_extractions_model_load_is_counted_once():
     # a manifest without timings: all of the time is per document, as before
     plain = sample_estimate({"wall": 60.0, "cpu": 90.0}, {}, 100)
     assert plain["fixed_wall"] == 0.0 and extrapolate(plain, 1000)["wall"] == pytest.approx(600.0)
+
+
+def test_a_measured_gpu_rate_replaces_the_extraction_estimate(monkeypatch):
+    import bench.bench_scale as bs
+
+    rows = [_row("extract-qa (est.)"), _row("link")]
+    monkeypatch.setattr(bs, "GPU_EXTRACT_DOC_S", 0.051)
+    elsewhere(rows, ray_ratio=1.03)
+    extract, link = rows
+    assert extract["gpu_h"] == pytest.approx(0.051 * bs.FULL / 3600)  # 0.97 h: measured on an H100 machine
+    assert extract["cluster_h"] == pytest.approx(extract["gpu_h"] / bs.CLUSTER_NODES * 1.03)
+    estimated = [_row("link")]
+    elsewhere(estimated, ray_ratio=1.03)
+    assert link["gpu_h"] == pytest.approx(estimated[0]["gpu_h"])  # the other model stages stay estimated
