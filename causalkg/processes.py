@@ -96,11 +96,13 @@ class WorkerPool:
     ``map_ordered``. Each worker's PyTorch (and ONNX Runtime, which follows it) gets
     ``threads`` threads (0: the CPU cores shared out among the workers). An exception raised
     while building the object or in a call is raised here, by the call; a worker that dies
-    (killed, out of memory) raises ``CausalKGError`` naming the item it was working on."""
+    (killed, out of memory) raises ``SourceError`` ("a ``name`` died on ITEM", with ``hint``)."""
 
-    def __init__(self, cls: type, init: tuple, workers: int, *, threads: int = 0):
+    def __init__(self, cls: type, init: tuple, workers: int, *, threads: int = 0, name: str = "worker process",
+                 hint: str = "rerun with fewer workers (each holds its own models); finished work is kept and resumed"):
         import multiprocessing
 
+        self.name, self.hint = name, hint
         self.workers = max(1, int(workers))
         threads = threads or max(1, (os.cpu_count() or 1) // self.workers)
         ctx = multiprocessing.get_context("spawn")  # workers start clean: no copied threads or locks
@@ -131,18 +133,15 @@ class WorkerPool:
             item, fut = pending.popleft()
             yield item, self._result(fut, what(item))
 
-    @staticmethod
-    def _result(fut: Any, what: str) -> Any:
+    def _result(self, fut: Any, what: str) -> Any:
         from concurrent.futures.process import BrokenProcessPool
 
-        from causalkg.errors import CausalKGError
+        from causalkg.errors import SourceError
 
         try:
             return fut.result()
         except BrokenProcessPool as exc:
-            raise CausalKGError(f"a worker process died on {what} ({exc})",
-                                hint="rerun with fewer workers (each holds its own models); finished work is kept "
-                                     "and resumed") from None
+            raise SourceError(f"a {self.name} died on {what} ({exc})", hint=self.hint) from None
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

@@ -475,8 +475,9 @@ class _Linking:
 
 
 class LinkWorker:
-    """A Ray actor of the ``ray`` engine for assemble's linking: loads the linker, the sense check
-    and the corpus documents once, then links shards of extractions into shard texts."""
+    """A Ray actor of the ``ray`` engine for assemble's linking, or a worker process of the local
+    pool: loads the linker, the sense check and the corpus documents once, then links shards of
+    extractions into shard texts."""
 
     def __init__(self, lazy: _Linking):
         self.lazy = lazy
@@ -489,35 +490,6 @@ class LinkWorker:
 # The local pool is used only when at least this many shards are left to link: a worker's start
 # and linker load (about 10 s on a laptop core) costs more than linking a few shards of 2,000.
 POOL_MIN_SHARDS = 4
-_WORKER: _Linking | None = None  # a local pool worker's own _Linking (``_pool_init``)
-
-
-def _pool_init(parent_pid: int, lazy: _Linking, threads: int) -> None:
-    from causalkg.processes import die_with_parent
-
-    global _WORKER
-    die_with_parent(parent_pid)
-    try:  # the cores shared among the workers, not each worker's model using all of them
-        import torch
-
-        torch.set_num_threads(threads)
-    except ImportError:
-        pass
-    _WORKER = lazy
-    try:
-        lazy.linker(), lazy.sense(), lazy.documents()
-    except Exception as exc:  # noqa: BLE001 - raised by the first shard, so the driver reports it as is
-        _INIT_ERROR.append(exc)
-
-
-_INIT_ERROR: list[BaseException] = []  # what a pool worker's loading raised (no index, a bad file)
-
-
-def _pool_link(shard: list[Extraction]) -> tuple[str, int, dict[str, Any], dict[str, Any]]:
-    if _INIT_ERROR:
-        raise _INIT_ERROR[0]
-    assert _WORKER is not None
-    return _WORKER.link(shard)
 
 
 def _link_workers(cfg: Config) -> int:
@@ -607,38 +579,17 @@ def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any]
 
 def _pool_link_all(lazy: _Linking, jobs: Iterable[tuple[int, str, list[Extraction]]], workers: int,
                    state: dict[str, Any]) -> Iterator[tuple[tuple[int, str, list[Extraction]], Any]]:
-    """The local engine's pool: ``workers`` spawned processes, each with its own linker, at most
-    two shards in flight per worker; results yielded in shard order."""
-    import multiprocessing
-    import os
-    from collections import deque
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+    """The local engine's pool (``causalkg.processes.WorkerPool``): ``workers`` spawned
+    processes, each a ``LinkWorker`` with its own linker, at most two shards in flight per worker;
+    results yielded in shard order."""
+    from causalkg.processes import WorkerPool
 
-    ctx = multiprocessing.get_context("spawn")  # workers start clean: no copied threads or locks
-    pending: deque = deque()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_pool_init,
-                             initargs=(os.getpid(), lazy.fresh(),
-                                       max(1, (os.cpu_count() or 1) // workers))) as pool:
-        it = iter(jobs)
-        exhausted = False
-        while True:
-            while not exhausted and len(pending) < 2 * workers:
-                job = next(it, None)
-                if job is None:
-                    exhausted = True
-                    break
-                pending.append((job, pool.submit(_pool_link, job[2])))
-            if not pending:
-                return
-            job, fut = pending.popleft()
-            try:
-                result = fut.result()
-            except BrokenProcessPool as exc:
-                raise SourceError(f"a linking worker process died on {job[1]} ({exc})",
-                                  hint="rerun with fewer run.workers (each holds a linker; finished shards "
-                                       "are kept and resumed)") from None
-            yield job, result
+    pool = WorkerPool(LinkWorker, (lazy.fresh(),), workers, name="linking worker process",
+                      hint="rerun with fewer run.workers (each holds a linker; finished shards are kept and resumed)")
+    try:
+        yield from pool.map_ordered("link", jobs, lambda job: (job[2],), what=lambda job: job[1])
+    finally:
+        pool.close()
 
 
 def _ray_link(lazy: _Linking, jobs: Iterable[tuple[int, str, list[Extraction]]], workers: int,

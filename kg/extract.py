@@ -268,7 +268,9 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
         pool = ActorPool(ShardWorker, (cfg, spec, extractor_factory), RaySettings.from_config(cfg), stats=ray_stats)
     elif n_workers > 1:
         # extract.workers processes, each loading the segmenter and the model once (on a GPU they share it).
-        pool = WorkerPool(ShardWorker, (cfg, spec, extractor_factory), n_workers)
+        pool = WorkerPool(ShardWorker, (cfg, spec, extractor_factory), n_workers, name="extraction worker process",
+                          hint="rerun with fewer extract.workers (each holds its models); finished shards are kept "
+                               "and resumed")
     if pool is not None:
         segmenter = None
         try:  # what the workers' extractor and gate are (a model that does not load fails here)

@@ -285,6 +285,29 @@ def test_worker_processes_give_the_one_process_bytes_and_resume(trained_tiny, sm
     assert out.read_bytes() == (tmp_path / "one.jsonl").read_bytes()
 
 
+@pytest.mark.parametrize("die", [False, True], ids=["raises", "dies"])
+def test_a_failing_or_dying_worker_stops_the_run_and_the_rerun_resumes(tmp_path, die):
+    from causalkg.errors import SourceError
+    from causalkg.testing.flaky import FlakyFactory, InjectedFailure
+
+    cfg = load_config(search_cwd=False, overrides={**CUE_GATE, "extract.shard_size": 1, "extract.workers": 2})
+    one = tmp_path / "one.jsonl"
+    extract(cfg.with_overrides({"extract.workers": 1}), extractor="patterns", input=WIKI, output=one)
+    marker = tmp_path / "marker"
+    marker.touch()
+    out = tmp_path / "out.jsonl"
+    last = str(read(WIKI)[-1]["id"])  # the last shard fails; the ones before it are finished
+    with pytest.raises(SourceError if die else InjectedFailure) as err:
+        extract(cfg, extractor="patterns", input=WIKI, output=out,
+                extractor_factory=FlakyFactory(cfg, "patterns", str(marker), last, once=False, die=die))
+    if die:
+        assert "extraction worker process died on shard" in err.value.message and "extract.workers" in err.value.hint
+    assert not out.exists() and (side_paths(out)[0] / "00000.done.json").is_file()
+    marker.unlink()
+    again = extract(cfg, extractor="patterns", input=WIKI, output=out)
+    assert again.counts["shards_resumed"] >= 1 and out.read_bytes() == one.read_bytes()
+
+
 def test_a_worker_process_that_cannot_load_its_model_fails_with_the_models_error(small_wiki, tmp_path):
     from causalkg.errors import ModelError
 
