@@ -33,10 +33,11 @@ cluster, run under ``unshare --net`` (loopback only, as the tests do), beside th
 Last, the full-size job (68,391 documents) on these 2 cores: each stage's measured time at the
 largest N scaled linearly to 68,391 (measured when N = 68,391 ran), extraction from the sample.
 
-The linker's index is ``ivf`` with exact search (``linking.ivf_nprobe = 0``: the same candidates
-as ``flat``, docs/linking.md), the one for large vocabularies: a ``flat`` index makes assembly's
-linking grow as N² (each phrase read against every surface form; docs/scale.md).
-``CAUSALKG_SCALE_INDEX=flat`` measures that instead.
+The linker's index is the default, ``auto``: ``flat`` below 50,000 concepts and ``ivf`` with
+exact search from there (``linking.ivf_nprobe = 0``: the same candidates as ``flat``,
+docs/linking.md), the one for large vocabularies: a ``flat`` index makes assembly's linking grow
+as N² (each phrase read against every surface form; docs/scale.md). ``CAUSALKG_SCALE_INDEX=flat``
+(or ``ivf``) measures one index at every size instead.
 
 Sizes: ``CAUSALKG_SCALE_SIZES`` (default ``100,300``: minutes on 2 cores; the issue's sizes,
 ``1000,10000,68391``, take hours there). ``CAUSALKG_SCALE_JSON=FILE`` also writes every figure
@@ -58,7 +59,7 @@ from typing import Mapping
 
 SIZES = tuple(int(x) for x in os.environ.get("CAUSALKG_SCALE_SIZES", "100,300").split(","))
 SAMPLE = int(os.environ.get("CAUSALKG_SCALE_SAMPLE", "100"))
-INDEX = os.environ.get("CAUSALKG_SCALE_INDEX", "ivf")  # the linker's index (linking.index)
+INDEX = os.environ.get("CAUSALKG_SCALE_INDEX", "auto")  # the linker's index (linking.index)
 FULL = 68_391  # WikiCausal's event articles
 REPO = Path(__file__).resolve().parents[1]
 CK = [str(Path(sys.executable).with_name("causalkg"))]

@@ -28,7 +28,8 @@ def register(subparsers: Any) -> None:
     )
     add_force(build, "rebuild even when the index is current", refresh_alias=True)
     build.add_argument("--model", metavar="NAME", help="sentence-transformers model name or path (linking.model)")
-    build.add_argument("--index", choices=["flat", "hnsw", "ivf"], help="index type (linking.index)")
+    build.add_argument("--index", choices=["auto", "flat", "hnsw", "ivf"],
+                       help="index type (linking.index; auto: ivf from 50,000 concepts, else flat)")
     build.add_argument("--concepts", metavar="FILE", help="the vocabulary (default: <paths.data>/wikidata/concepts.jsonl)")
     add_lenient(build, "concept lines")
     add_format(build)

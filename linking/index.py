@@ -58,6 +58,12 @@ INDEX_FILE = "index.faiss"
 SURFACES_FILE = "surfaces.jsonl"
 CONCEPTS_FILE = "concepts.jsonl"
 INDEX_TYPES = ("flat", "hnsw", "ivf")
+INDEX_SETTINGS = ("auto", *INDEX_TYPES)  # linking.index: auto picks flat or ivf by the vocabulary's size
+# linking.index = "auto": ivf (exact) from this many distinct concepts, flat below. Both give the
+# same candidates; at 26,715 concepts (about 37,000 surface forms) kg assemble took as long with
+# either, at 181,006 ivf took 2.3x less (docs/scale.md); at the snapshot's 904 a flat search is
+# about twice as fast.
+AUTO_IVF_CONCEPTS = 50_000
 BUILD_HINT = "run causalkg link build"
 EMBED_CHUNK = 8192  # surface forms per encoder call during a build (one progress step each)
 
@@ -72,12 +78,18 @@ def default_concepts_path(cfg: Config) -> Path:
     return Layout.from_config(cfg).concepts
 
 
-def build_settings(cfg: Config) -> dict[str, Any]:
-    """The index settings that change the built index (search-time ones are left out)."""
+def build_settings(cfg: Config, concepts: int | None = None) -> dict[str, Any]:
+    """The index settings that change the built index (search-time ones are left out).
+    ``linking.index = "auto"`` resolves by ``concepts``, the vocabulary's distinct concept ids:
+    ``ivf`` from AUTO_IVF_CONCEPTS, else ``flat`` (``concepts`` None: left as ``auto``)."""
     lk = cfg["linking"]
     kind = lk["index"]
-    if kind not in INDEX_TYPES:
-        raise ConfigError(f"linking.index must be one of {', '.join(INDEX_TYPES)}, got {kind!r}")
+    if kind not in INDEX_SETTINGS:
+        raise ConfigError(f"linking.index must be one of {', '.join(INDEX_SETTINGS)}, got {kind!r}")
+    if kind == "auto":
+        if concepts is None:
+            return {"type": "auto"}
+        kind = "ivf" if concepts >= AUTO_IVF_CONCEPTS else "flat"
     settings: dict[str, Any] = {"type": kind}
     if kind == "hnsw":
         settings.update(m=int(lk["hnsw_m"]), ef_construction=int(lk["hnsw_ef_construction"]))
@@ -507,7 +519,8 @@ def staleness(cfg: Config, manifest: dict | None, folder: Path) -> list[str]:
         fp = model_fingerprint(model)
         if built.get("model_fingerprint") != fp:
             reasons.append(f"model {model!r} changed since the index was built (fingerprint {fp[:19]}...)")
-    settings = build_settings(cfg)
+    counts = manifest.get("counts") or {}
+    settings = build_settings(cfg, concepts=counts.get("distinct", counts.get("concepts", 0)))
     if built.get("settings") != settings:
         reasons.append(f"the index was built as {built.get('settings')}, the config asks for {settings}")
     return reasons
@@ -536,7 +549,7 @@ def build_index(
     SchemaError on a bad line, ModelError when the model cannot be loaded.
     """
     cfg = cfg.with_overrides({"linking.model": model, "linking.index": index}, origin="build_index")
-    settings = build_settings(cfg)
+    settings = build_settings(cfg)  # auto: resolved by the vocabulary's size (as built, or when building)
     folder = index_dir(cfg)
     path = Path(concepts_path) if concepts_path is not None else default_concepts_path(cfg)
     if not path.is_file():
@@ -552,7 +565,8 @@ def build_index(
     if manifest is not None and not reasons and not refresh:
         return {
             "built": False, "folder": str(folder), "model": cfg["linking"]["model"],
-            "index": settings, "counts": manifest.get("counts", {}), "notes": [], "reasons": [],
+            "index": (manifest.get("index") or {}).get("settings", settings), "counts": manifest.get("counts", {}),
+            "notes": [], "reasons": [],
             "seconds": 0.0,
         }
     if refresh and not reasons:
@@ -598,6 +612,8 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
     if first is None:
         raise SourceError(f"{path}: no concept with a label or alias", hint="run causalkg corpus build")
     t_read = time.perf_counter() - t0
+    if settings["type"] == "auto":  # the distinct ids are counted before the first concept comes
+        settings = build_settings(cfg, concepts=seen.distinct)
 
     # The vocabulary streams through: each concept's record and surface rows are written as
     # they are read, and the surface forms go to the encoder EMBED_CHUNK at a time (the
@@ -708,6 +724,7 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
         notes.append(f"{seen.surfaces:,} surface forms in a flat index: every phrase linked is compared with all "
                      "of them; linking.index = \"ivf\" gives the same candidates with less reading (docs/linking.md)")
     counts = {
+        "distinct": seen.distinct,
         "concepts": seen.concepts,
         "classes": seen.classes,
         "instances": seen.instances,

@@ -99,6 +99,7 @@ class Linker:
         model_fingerprint: str | None = None,
         encoder: Any = None,
         folder: Path | None = None,
+        settings: dict[str, Any] | None = None,
     ):
         lk = cfg["linking"]
         self.index = index
@@ -114,7 +115,8 @@ class Linker:
         self.batch_size: int = int(lk["batch_size"])
         self.backend: str = str(lk.get("backend", "torch"))
         self.onnx_cache = cfg.path("paths.cache") / "onnx"
-        self.settings = build_settings(cfg)
+        # what was built (an index loaded from its folder); else the settings for these concepts
+        self.settings = settings or build_settings(cfg, concepts=len(self.concepts))
         self.hnsw_ef_search = int(lk["hnsw_ef_search"])
         self.ivf_nprobe = int(lk["ivf_nprobe"])
         self.folder = folder
@@ -168,7 +170,8 @@ class Linker:
         index, surfaces, concepts = read_index_files(folder)
         fingerprint = (manifest.get("index") or {}).get("model_fingerprint")
         return cls(index=index, surfaces=surfaces, concepts=concepts, cfg=cfg,
-                   model_fingerprint=fingerprint, folder=folder)
+                   model_fingerprint=fingerprint, folder=folder,
+                   settings=(manifest.get("index") or {}).get("settings"))
 
     @classmethod
     def from_concepts(cls, concepts: Iterable[Concept | dict], cfg: Config, *, encoder: Any = None) -> "Linker":
@@ -181,7 +184,7 @@ class Linker:
         lk = cfg["linking"]
         enc = encoder or create_encoder(lk["model"], **encoder_options(cfg))
         vectors = enc.encode([s["surface"] for s in vocab.surfaces])
-        index = make_faiss_index(build_settings(cfg), enc.dim, len(vectors))
+        index = make_faiss_index(build_settings(cfg, concepts=len(vocab.concepts)), enc.dim, len(vectors))
         fill_index(index, vectors)
         return cls(index=index, surfaces=vocab.surfaces, concepts=vocab.concepts, cfg=cfg,
                    model_fingerprint=enc.fingerprint, encoder=enc)

@@ -175,6 +175,31 @@ def test_another_index_type_is_stale_until_rebuilt(project, make_cfg, linker):
     assert [r[0].qid for r in Linker.load(make_cfg(project, index="ivf")).link(phrases, k=1)] == flat_top
 
 
+def test_auto_picks_flat_or_ivf_by_the_vocabulary_size(project, make_cfg, linker, monkeypatch):
+    import causalkg.linking.index as index_module
+    from causalkg.linking.index import AUTO_IVF_CONCEPTS, build_settings
+
+    auto = make_cfg(project, index="auto")
+    assert build_settings(auto, concepts=AUTO_IVF_CONCEPTS - 1) == {"type": "flat"}
+    assert build_settings(auto, concepts=AUTO_IVF_CONCEPTS)["type"] == "ivf"
+    # 228 concepts: auto is flat, so the flat index built before is current under auto and flat
+    current = build_index(auto)
+    assert current["built"] is False and current["index"] == {"type": "flat"}
+    assert build_index(make_cfg(project, index="flat"))["built"] is False
+    # with the bar below this vocabulary auto asks for ivf: stale, then built as ivf
+    monkeypatch.setattr(index_module, "AUTO_IVF_CONCEPTS", 100)
+    with pytest.raises(SourceError, match="the config asks for {'type': 'ivf'"):
+        Linker.load(auto)
+    result = build_index(auto)
+    assert result["built"] and result["index"]["type"] == "ivf" and result["counts"]["distinct"] == 228
+    assert build_index(make_cfg(project, index="ivf"))["built"] is False  # what auto built is ivf
+    phrases = ["civil unrest", "King Williams war", "earthquake damage", "the tsunamis"]
+    loaded = Linker.load(auto)
+    assert loaded.settings["type"] == "ivf"
+    assert [[(c.qid, c.score) for c in r] for r in loaded.link(phrases, k=3)] == \
+        [[(c.qid, c.score) for c in r] for r in linker.link(phrases, k=3)]  # exact either way
+
+
 def test_the_flat_writer_writes_what_faiss_writes_chunk_by_chunk(tmp_path):
     """``FlatIndexWriter`` streams the vectors to the file: the bytes are FAISS's serialisation of
     an IndexFlatIP holding them all, whatever the chunks, and FAISS reads the file back."""
