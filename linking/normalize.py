@@ -79,12 +79,23 @@ def clean(text: str) -> str:
     return text.strip(_EDGE_PUNCT)
 
 
+_NOT_WORD = re.compile(r"[\W_]+")
+_ASCII_FOLD = bytes(ord(chr(c).lower()) if chr(c).isalnum() else 32 for c in range(128)) + bytes(range(128, 256))
+
+
 def fold(text: str) -> str:
     """The exact-match key of an already cleaned text: accents dropped, every run of characters
-    that are not letters or digits one space ("coup d'état" -> "coup d etat")."""
+    that are not letters or digits one space ("coup d'état" -> "coup d etat").
+
+    An ASCII text has no accents to drop (NFKD leaves it as it is and it holds no combining
+    mark), so it skips the decomposition and the character-by-character filter: most labels,
+    aliases and phrases are ASCII, and a linker folds every surface form when it loads (249,954
+    at the full WikiCausal vocabulary)."""
+    if text.isascii():  # lower case; every ASCII character but a letter or digit is a separator
+        return " ".join(text.encode().translate(_ASCII_FOLD).decode().split())
     decomposed = unicodedata.normalize("NFKD", text)
     no_marks = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return " ".join(re.sub(r"[\W_]+", " ", no_marks.lower()).split())
+    return " ".join(_NOT_WORD.sub(" ", no_marks.lower()).split())
 
 
 def _no_apostrophes(text: str) -> str:
@@ -156,13 +167,19 @@ def normalise(phrase: str) -> Normalised:
     """Normalise one phrase (see the module docstring). An empty or whitespace-only phrase, or
     one of punctuation only, gives ``Normalised(text="", keys=())``."""
     cleaned = clean(phrase)
-    if not fold(cleaned):
+    folded = {cleaned: fold(cleaned)}  # each distinct variant folded once
+    if not folded[cleaned]:
         return Normalised(phrase, "", ())
     stripped = strip_leading(cleaned)
-    if not fold(stripped):
+    if stripped not in folded:
+        folded[stripped] = fold(stripped)
+    if not folded[stripped]:
         stripped = cleaned
     keys: list[str] = []
-    for k in (fold(cleaned), fold(stripped), fold(_no_apostrophes(cleaned)), fold(_no_apostrophes(stripped))):
+    for v in (cleaned, stripped, _no_apostrophes(cleaned), _no_apostrophes(stripped)):
+        if v not in folded:
+            folded[v] = fold(v)
+        k = folded[v]
         if k and k not in keys:
             keys.append(k)
     for k in list(keys)[::-1]:
@@ -178,7 +195,9 @@ def surface_keys(surface: str) -> tuple[str, ...]:
     cleaned = clean(surface)
     bare = strip_leading(cleaned, _DETERMINER_RE)
     keys = []
-    for k in (fold(cleaned), fold(bare), fold(_no_apostrophes(cleaned)), fold(_no_apostrophes(bare))):
+    # the four variants are often one text: each distinct one is folded once (same keys, same order)
+    for v in dict.fromkeys((cleaned, bare, _no_apostrophes(cleaned), _no_apostrophes(bare))):
+        k = fold(v)
         if k and k not in keys:
             keys.append(k)
     return tuple(keys)

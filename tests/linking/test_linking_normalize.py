@@ -64,3 +64,40 @@ def test_singular_forms():
     assert "crisis" in singular_forms("crises")
     assert singular_forms("civil wars") == ["civil war"]
     assert singular_forms("loss") == [] and singular_forms("news") == []
+
+
+def test_fold_and_the_keys_are_the_definitions_on_real_names_and_every_ascii_character():
+    # fold skips the decomposition for ASCII text and folds each distinct variant once: the same
+    # keys as the plain definition, on the Base KG's concept names and on edge cases.
+    import json
+    import re
+    import string
+    import unicodedata
+    from pathlib import Path
+
+    from causalkg.linking.normalize import _DETERMINER_RE, _no_apostrophes, clean, fold, strip_leading, surface_keys
+
+    def reference_fold(text):
+        no_marks = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+        return " ".join(re.sub(r"[\W_]+", " ", no_marks.lower()).split())
+
+    def reference_keys(surface):
+        cleaned = clean(surface)
+        bare = strip_leading(cleaned, _DETERMINER_RE)
+        keys = []
+        for k in map(reference_fold, (cleaned, bare, _no_apostrophes(cleaned), _no_apostrophes(bare))):
+            if k and k not in keys:
+                keys.append(k)
+        return tuple(keys)
+
+    names = []
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "linking" / "base_kg_concepts.jsonl"
+    for line in fixture.read_text(encoding="utf-8").splitlines():
+        c = json.loads(line)
+        names += [c.get("label") or "", *(c.get("aliases") or [])]
+    edge = [chr(i) for i in range(128)] + [string.printable, "a_b__c", "x\x00y", "A\tB\x0bC\x1c\x1dD", "coup d'état",
+                                           "Ⅻ war", "The  War", "'the' war", "ÉMEUTES", "naïve—riots"]
+    assert sum(not n.isascii() for n in names) > 10  # the other path is exercised too
+    for text in names + edge:
+        assert fold(text) == reference_fold(text) and fold(clean(text)) == reference_fold(clean(text)), text
+        assert surface_keys(text) == reference_keys(text), text
