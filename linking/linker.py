@@ -122,6 +122,7 @@ class Linker:
         self.folder = folder
         self._encoder = encoder
         self.row_qid = np.array([s["qid"] for s in surfaces], dtype=object)
+        self._ranking: tuple[dict[str, int], np.ndarray, np.ndarray] | None = None  # _row_ranking()
         self._rows_of: dict[str, list[int]] = defaultdict(list)
         for row, s in enumerate(surfaces):
             self._rows_of[s["qid"]].append(row)
@@ -417,8 +418,7 @@ class Linker:
             if self._bounds is None:
                 self._bounds = IvfBounds(self.index)
             for i, rows in enumerate(self._bounds.rows_within(vectors, threshold, allowed_rows)):
-                best, _ = self._collect(vectors[i], rows, threshold, inst_min, exclude[i])
-                out[i] = _ranked(best, k - len(exclude[i]))
+                out[i] = self._top(vectors[i], rows, threshold, inst_min, exclude[i], k - len(exclude[i]))
         else:
             self._search_widening(vectors, out, k, threshold, inst_min, exclude, allowed_rows, available)
         if preferred:
@@ -468,6 +468,40 @@ class Linker:
                 continue
             best[qid] = (int(row), float(sim))
         return best, False
+
+    def _row_ranking(self) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+        """(QID -> its place in ``_qid_key`` order, that place per row, whether each row's concept
+        is an instance), made on first use."""
+        if self._ranking is None:
+            qids = sorted(self.concepts, key=_qid_key)
+            place = {q: i for i, q in enumerate(qids)}
+            per_row = np.array([place[q] for q in self.row_qid], dtype=np.int64)
+            instance = np.array([self.concepts[q]["kind"] == "instance" for q in self.row_qid], dtype=bool)
+            self._ranking = (place, per_row, instance)
+        return self._ranking
+
+    def _top(self, vector: np.ndarray, rows: np.ndarray, threshold: float, inst_min: float, exclude: set[str],
+             want: int) -> list[tuple[str, int, float]]:
+        """``_ranked(_collect(...)[0], want)`` in array operations: the ``want`` best concepts of
+        ``rows`` (each by its best row) at or above the threshold, an instance also at or above
+        ``inst_min``, none of ``exclude``; by exact similarity, ties by QID, then row. A phrase
+        can reach thousands of rows (a name that many concepts share, as the generated worlds'
+        copies do), which a row-by-row loop in Python paid for one by one."""
+        rows = np.asarray(rows, dtype=np.int64)
+        rows = rows[rows >= 0]
+        if len(rows) == 0 or want <= 0:
+            return []
+        place, per_row, instance = self._row_ranking()
+        sims = exact_similarity(vector, self.index.reconstruct_batch(rows))
+        ok = (sims >= threshold) & ~(instance[rows] & (sims < inst_min))
+        if exclude:
+            ok &= ~np.isin(per_row[rows], [place[q] for q in exclude if q in place])
+        rows, sims = rows[ok], sims[ok]
+        ranks = per_row[rows]
+        order = np.lexsort((rows, ranks, -sims))  # the last key first: similarity, then QID, then row
+        rows, sims, ranks = rows[order], sims[order], ranks[order]
+        firsts = np.sort(np.unique(ranks, return_index=True)[1])[:want]  # each concept's best row, in order
+        return [(self.row_qid[rows[j]], int(rows[j]), float(sims[j])) for j in firsts]
 
     def _rescore(self, vector: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
         """The index's hits for one phrase with exact similarities, best first (ties: by QID,

@@ -277,3 +277,27 @@ def test_exact_ivf_range_search_skips_the_lists_that_cannot_match():
                 assert set(rows[sims[i][rows] >= threshold].tolist()) == set(pool[sims[i][pool] >= threshold].tolist())
                 assert np.all(sims[i][rows] >= threshold - RANGE_MARGIN - 1e-6) and set(rows.tolist()) <= set(pool.tolist())
                 assert len(set(rows.tolist())) == len(rows)
+
+
+def test_the_array_ranking_is_the_row_by_row_one(linker):
+    # _top (the exact IVF search's ranking, in array operations) against _collect + _ranked (row
+    # by row) on every row of the index: thresholds, the instance threshold, excluded concepts,
+    # ties (concepts sharing a name), and how many are wanted.
+    import numpy as np
+
+    from causalkg.linking.linker import _ranked
+
+    phrases = ["civil unrest", "earthquake", "the tsunamis", "war", "King Williams war", "famine", "protest",
+               "2004 Indian Ocean earthquake", "riots"]
+    vectors = linker.embed(phrases)
+    every = np.arange(linker.index.ntotal, dtype=np.int64)
+    found = 0
+    for v in vectors:
+        top = [q for q, _, _ in linker._top(v, every, 0.3, 0.3, set(), 6)]
+        for threshold, inst_min in ((0.3, 0.3), (0.45, 0.8), (0.6, 0.8), (0.9, 0.9)):
+            for exclude in (set(), set(top[:2]), {"Q0", *top[3:4]}):
+                best, _ = linker._collect(v, every, threshold, inst_min, exclude)
+                found += len(best)
+                for want in (0, 1, 3, 5, 50):
+                    assert linker._top(v, every, threshold, inst_min, exclude, want) == _ranked(best, want)
+    assert found > 100  # concepts reached: the comparison is not of empty lists
