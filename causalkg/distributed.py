@@ -179,6 +179,11 @@ class ActorPool:
         self.actors = [self.remote_cls.remote(*init) for _ in range(n)]
         self.stats.actors, self.stats.gpus_per_actor = n, self.gpus
 
+    def call(self, method: str, *args: Any) -> Any:
+        """``method(*args)`` on the first actor (for what they all answer alike, as an
+        extractor's or encoder's identity); ``causalkg.processes.WorkerPool.call`` alike."""
+        return self.ray.get(getattr(self.actors[0], method).remote(*args))
+
     def map_ordered(self, method: str, items: Iterable[T], args: Callable[[T], tuple], *,
                     what: Callable[[T], str] = str) -> Iterator[R]:
         ray = self.ray

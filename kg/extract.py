@@ -274,7 +274,7 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     if pool is not None:
         segmenter = None
         try:  # what the workers' extractor and gate are (a model that does not load fails here)
-            who = pool.ray.get(pool.actors[0].identity.remote()) if isinstance(pool, ActorPool) else pool.call("identity")
+            who = pool.call("identity")
         except BaseException:
             pool.close()
             raise

@@ -680,7 +680,7 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
                 pool = ActorPool(EncodeWorker, (lk["model"], opts["device"], opts["batch_size"], opts["backend"], str(opts["cache_dir"])),
                                  RaySettings.from_config(cfg), stats=ray_stats)
                 try:
-                    encoder = _Described(*pool.ray.get(pool.actors[0].identity.remote()))
+                    encoder = _Described(*pool.call("identity"))
                     for (texts, written), vecs in pool.map_ordered("encode", chunks(), lambda c: (c[0],),
                                                                    what=lambda c: f"a chunk of {len(c[0])} surface forms"):
                         put(vecs, len(texts))
