@@ -418,7 +418,7 @@ class Linker:
             if self._bounds is None:
                 self._bounds = IvfBounds(self.index)
             for i, rows in enumerate(self._bounds.rows_within(vectors, threshold, allowed_rows)):
-                out[i] = self._top(vectors[i], rows, threshold, inst_min, exclude[i], k - len(exclude[i]))
+                out[i], _ = self._top(vectors[i], rows, threshold, inst_min, exclude[i], k - len(exclude[i]))
         else:
             self._search_widening(vectors, out, k, threshold, inst_min, exclude, allowed_rows, available)
         if preferred:
@@ -441,33 +441,17 @@ class Linker:
             _, I = self.index.search(vectors[pending], width, params=params)
             again = []
             for j, i in enumerate(pending):
-                best, complete = self._collect(vectors[i], I[j], threshold, inst_min, exclude[i])
-                exhausted = complete or I[j][-1] < 0 or width >= available
-                if len(best) < k - len(exclude[i]) and not exhausted:
+                want = k - len(exclude[i])
+                top, below = self._top(vectors[i], I[j], threshold, inst_min, exclude[i], want)
+                exhausted = below or I[j][-1] < 0 or width >= available
+                if len(top) < want and not exhausted:
                     again.append(i)
                     continue
-                out[i] = _ranked(best, k - len(exclude[i]))
+                out[i] = top
             if not again:
                 break
             pending = again
             width = min(available, width * 4)
-
-    def _collect(self, vector: np.ndarray, rows: np.ndarray, threshold: float, inst_min: float,
-                 exclude: set[str]) -> tuple[dict[str, tuple[int, float]], bool]:
-        """(qid -> (best row, similarity) of the rows at or above the threshold, an instance
-        also at or above ``inst_min``, none of ``exclude``; whether a row below the threshold
-        was reached, so that no row further down can count)."""
-        best: dict[str, tuple[int, float]] = {}
-        for row, sim in self._rescore(vector, rows):
-            if sim < threshold:
-                return best, True
-            qid = self.row_qid[row]
-            if qid in exclude or qid in best:
-                continue
-            if sim < inst_min and self.concepts[qid]["kind"] == "instance":
-                continue
-            best[qid] = (int(row), float(sim))
-        return best, False
 
     def _row_ranking(self) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
         """(QID -> its place in ``_qid_key`` order, that place per row, whether each row's concept
@@ -481,18 +465,25 @@ class Linker:
         return self._ranking
 
     def _top(self, vector: np.ndarray, rows: np.ndarray, threshold: float, inst_min: float, exclude: set[str],
-             want: int) -> list[tuple[str, int, float]]:
-        """``_ranked(_collect(...)[0], want)`` in array operations: the ``want`` best concepts of
-        ``rows`` (each by its best row) at or above the threshold, an instance also at or above
-        ``inst_min``, none of ``exclude``; by exact similarity, ties by QID, then row. A phrase
-        can reach thousands of rows (a name that many concepts share, as the generated worlds'
-        copies do), which a row-by-row loop in Python paid for one by one."""
+             want: int) -> tuple[list[tuple[str, int, float]], bool]:
+        """(the ``want`` best (qid, row, similarity) of the concepts of ``rows``, each by its best
+        row, at or above the threshold, an instance also at or above ``inst_min``, none of
+        ``exclude``, by exact similarity, ties by QID, then row; whether a row below the
+        threshold was among them, so that no row further down the index's ranking can count).
+        ``rows`` are the index's hits (-1: none); its own scores depend on how many phrases were
+        searched at once (FAISS switches to a BLAS product for 20 queries or more), so the
+        ranking uses ``exact_similarity``, which depends on the two vectors alone. In array
+        operations: a phrase can reach thousands of rows (a name that many concepts share, as
+        the generated worlds' copies do)."""
         rows = np.asarray(rows, dtype=np.int64)
         rows = rows[rows >= 0]
-        if len(rows) == 0 or want <= 0:
-            return []
+        if len(rows) == 0:
+            return [], False
         place, per_row, instance = self._row_ranking()
         sims = exact_similarity(vector, self.index.reconstruct_batch(rows))
+        below = bool((sims < threshold).any())
+        if want <= 0:
+            return [], below
         ok = (sims >= threshold) & ~(instance[rows] & (sims < inst_min))
         if exclude:
             ok &= ~np.isin(per_row[rows], [place[q] for q in exclude if q in place])
@@ -501,19 +492,7 @@ class Linker:
         order = np.lexsort((rows, ranks, -sims))  # the last key first: similarity, then QID, then row
         rows, sims, ranks = rows[order], sims[order], ranks[order]
         firsts = np.sort(np.unique(ranks, return_index=True)[1])[:want]  # each concept's best row, in order
-        return [(self.row_qid[rows[j]], int(rows[j]), float(sims[j])) for j in firsts]
-
-    def _rescore(self, vector: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
-        """The index's hits for one phrase with exact similarities, best first (ties: by QID,
-        then row). The index finds the rows; its own scores depend on how many phrases were
-        searched at once (FAISS switches to a BLAS product for 20 queries or more), so the
-        ranking uses ``exact_similarity`` instead, which depends on the two vectors alone."""
-        rows = np.asarray([r for r in rows if r >= 0], dtype=np.int64)
-        if len(rows) == 0:
-            return []
-        sims = exact_similarity(vector, self.index.reconstruct_batch(rows))
-        order = sorted(range(len(rows)), key=lambda t: (-sims[t], _qid_key(self.row_qid[rows[t]]), int(rows[t])))
-        return [(int(rows[t]), float(sims[t])) for t in order]
+        return [(self.row_qid[rows[j]], int(rows[j]), float(sims[j])) for j in firsts], below
 
     def _similarity_to(self, vector: np.ndarray, qids: list[str], threshold: float,
                        instance_threshold: float | None = None) -> list[tuple[str, int, float]]:
@@ -530,12 +509,6 @@ class Linker:
             if sims[j] >= need:
                 out.append((qid, int(rows[j]), float(sims[j])))
         return out
-
-
-def _ranked(best: dict[str, tuple[int, float]], want: int) -> list[tuple[str, int, float]]:
-    """The ``want`` best of ``_collect``'s concepts: by similarity, ties by QID."""
-    ranked = sorted(best.items(), key=lambda kv: (-kv[1][1], _qid_key(kv[0])))[:max(want, 0)]
-    return [(qid, row, sim) for qid, (row, sim) in ranked]
 
 
 _ACRONYM = re.compile(r"^[A-Z][A-Z0-9.&]{1,5}$")

@@ -280,12 +280,31 @@ def test_exact_ivf_range_search_skips_the_lists_that_cannot_match():
 
 
 def test_the_array_ranking_is_the_row_by_row_one(linker):
-    # _top (the exact IVF search's ranking, in array operations) against _collect + _ranked (row
-    # by row) on every row of the index: thresholds, the instance threshold, excluded concepts,
-    # ties (concepts sharing a name), and how many are wanted.
+    # Linker._top (both search paths' ranking, in array operations) against the row-by-row
+    # definition on every row of the index: thresholds, the instance threshold, excluded concepts,
+    # ties (concepts sharing a name), how many are wanted, and whether a row below the threshold
+    # was reached (what the widening search reads).
     import numpy as np
 
-    from causalkg.linking.linker import _ranked
+    from causalkg.linking.linker import _qid_key, exact_similarity
+
+    def row_by_row(v, rows, threshold, inst_min, exclude, want):
+        sims = exact_similarity(v, linker.index.reconstruct_batch(rows))
+        order = sorted(range(len(rows)), key=lambda t: (-sims[t], _qid_key(linker.row_qid[rows[t]]), int(rows[t])))
+        best, below = {}, False
+        for t in order:
+            row, sim = int(rows[t]), float(sims[t])
+            if sim < threshold:
+                below = True
+                break
+            qid = linker.row_qid[row]
+            if qid in exclude or qid in best:
+                continue
+            if sim < inst_min and linker.concepts[qid]["kind"] == "instance":
+                continue
+            best[qid] = (row, sim)
+        ranked = sorted(best.items(), key=lambda kv: (-kv[1][1], _qid_key(kv[0])))[:max(want, 0)]
+        return [(qid, row, sim) for qid, (row, sim) in ranked], below, len(best)
 
     phrases = ["civil unrest", "earthquake", "the tsunamis", "war", "King Williams war", "famine", "protest",
                "2004 Indian Ocean earthquake", "riots"]
@@ -293,11 +312,11 @@ def test_the_array_ranking_is_the_row_by_row_one(linker):
     every = np.arange(linker.index.ntotal, dtype=np.int64)
     found = 0
     for v in vectors:
-        top = [q for q, _, _ in linker._top(v, every, 0.3, 0.3, set(), 6)]
+        top = [q for q, _, _ in linker._top(v, every, 0.3, 0.3, set(), 6)[0]]
         for threshold, inst_min in ((0.3, 0.3), (0.45, 0.8), (0.6, 0.8), (0.9, 0.9)):
             for exclude in (set(), set(top[:2]), {"Q0", *top[3:4]}):
-                best, _ = linker._collect(v, every, threshold, inst_min, exclude)
-                found += len(best)
                 for want in (0, 1, 3, 5, 50):
-                    assert linker._top(v, every, threshold, inst_min, exclude, want) == _ranked(best, want)
+                    expected, below, reached = row_by_row(v, every, threshold, inst_min, exclude, want)
+                    found += reached
+                    assert linker._top(v, every, threshold, inst_min, exclude, want) == (expected, below)
     assert found > 100  # concepts reached: the comparison is not of empty lists
