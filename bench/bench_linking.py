@@ -393,7 +393,7 @@ def _ann_rows(table: ThroughputTable, x: np.ndarray, q: np.ndarray, k: int) -> N
     ]:
         with timed() as tb:
             idx = make_faiss_index(settings, x.shape[1], len(x))
-            fill_index(idx, x)
+            idx = fill_index(idx, x)
             bounds = IvfBounds(idx) if params is None else None
         with timed() as t:
             if params is None:  # a range search: the rows at or above the threshold, best first, top k

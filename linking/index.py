@@ -139,27 +139,132 @@ def _share(sizes: np.ndarray, total: int) -> np.ndarray:
     return alloc
 
 
-def train_ivf(index, vectors: np.ndarray, *, seed: int = 0) -> None:
-    """Train an IVF index's lists by two-level spherical k-means: sqrt(nlist) coarse groups,
-    then each group's share of the lists inside it (a one-level k-means of n/40 lists over all n
-    vectors would take minutes at 250,000). The centroids are unit vectors, so that a vector
-    goes to the list of the most similar centroid."""
+IVF_CHUNK = 8192  # vectors read, assigned and written at a time when an IVF index is made
+
+
+class ArrayVectors:
+    """Vectors held in memory, read the way ``VectorFile`` reads its file."""
+
+    def __init__(self, vectors: np.ndarray):
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.n, self.d = self.vectors.shape
+
+    def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
+        for start in range(0, self.n, IVF_CHUNK):
+            yield start, self.vectors[start:start + IVF_CHUNK]
+
+    def grouped(self, group: np.ndarray, sizes: np.ndarray) -> Callable[[int], np.ndarray]:
+        return lambda g: self.vectors[group == g]
+
+
+class VectorFile:
+    """float32 vectors of dimension ``d`` in a raw file (what a build writes as the encoder
+    returns them), read ``IVF_CHUNK`` at a time, so that making an IVF index never holds them."""
+
+    def __init__(self, path: Path, d: int):
+        self.path, self.d = Path(path), int(d)
+        self.n = self.path.stat().st_size // (4 * self.d)
+        self.scratch = self.path.with_name(self.path.name + ".grouped")
+
+    def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
+        with open(self.path, "rb") as fh:
+            for start in range(0, self.n, IVF_CHUNK):
+                m = min(IVF_CHUNK, self.n - start)
+                yield start, np.fromfile(fh, dtype=np.float32, count=m * self.d).reshape(m, self.d)
+
+    def grouped(self, group: np.ndarray, sizes: np.ndarray) -> Callable[[int], np.ndarray]:
+        """The vectors of each group, in id order: written once, group after group, to
+        ``scratch`` beside this file, then read back a group at a time."""
+        first = _starts(sizes)
+        row = 4 * self.d
+        with open(self.scratch, "wb") as out:
+            at = first.copy()
+            for start, a in self.chunks():
+                places = _places(group[start:start + len(a)], at)
+                for rows in _runs(places):
+                    out.seek(int(places[rows[0]]) * row)
+                    out.write(memoryview(np.ascontiguousarray(a[rows])).cast("B"))
+
+        def members(g: int) -> np.ndarray:
+            with open(self.scratch, "rb") as fh:
+                fh.seek(int(first[g]) * row)
+                return np.fromfile(fh, dtype=np.float32, count=int(sizes[g]) * self.d).reshape(-1, self.d)
+        return members
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+        self.scratch.unlink(missing_ok=True)
+
+
+def _starts(sizes: np.ndarray) -> np.ndarray:
+    """Where each group begins when the groups of ``sizes`` are laid end to end."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    return np.cumsum(sizes) - sizes
+
+
+def _places(keys: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """The place of each of a chunk's vectors (group ``keys``, in id order) when every group's
+    vectors stand together in id order from ``first[group]``; ``first`` is advanced past the
+    chunk's vectors, so that chunks given in id order continue where the last one stopped."""
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    counts = np.bincount(k, minlength=len(first))
+    places = np.empty(len(keys), dtype=np.int64)
+    places[order] = first[k] + np.arange(len(k)) - _starts(counts)[k]
+    first += counts
+    return places
+
+
+def _runs(places: np.ndarray, keys: np.ndarray | None = None) -> Iterator[np.ndarray]:
+    """The chunk's rows in runs of consecutive places (and one key), each run in place order."""
+    order = np.argsort(places, kind="stable")
+    cut = np.diff(places[order]) != 1
+    if keys is not None:
+        cut |= np.diff(keys[order]) != 0
+    for run in np.split(order, np.flatnonzero(cut) + 1):
+        if len(run):
+            yield run
+
+
+def _assign(quantizer, source) -> np.ndarray:
+    """The nearest centroid (largest inner product) of every vector, a chunk at a time."""
+    out = np.empty(source.n, dtype=np.int64)
+    for start, a in source.chunks():
+        _, idx = quantizer.search(np.ascontiguousarray(a), 1)
+        out[start:start + len(a)] = idx[:, 0]
+    return out
+
+
+def ivf_centroids(source, nlist: int, *, seed: int = 0) -> np.ndarray:
+    """``nlist`` unit centroids for an IVF index over ``source`` (``ArrayVectors`` or
+    ``VectorFile``) by two-level spherical k-means: sqrt(nlist) coarse groups, trained on a
+    seeded sample of at most 256 vectors per group (FAISS's own cap), every vector assigned to
+    one, then each group's share of the lists trained on the group's vectors (a one-level
+    k-means of n/40 lists over all n vectors would take minutes at 250,000). The centroids are
+    unit vectors, so that a vector goes to the list of the most similar centroid. ``source`` is
+    read a chunk at a time: what is held is the sample, one group's vectors and an integer per
+    vector."""
     import faiss
 
-    d = vectors.shape[1]
-    nlist = int(index.nlist)
+    n, d = source.n, source.d
     opts = dict(niter=10, spherical=True, min_points_per_centroid=1, max_points_per_centroid=256)
     coarse = max(1, min(int(round(math.sqrt(nlist))), nlist))
+    m = min(n, coarse * 256)
+    rows = np.arange(n) if m == n else np.sort(np.random.default_rng(seed).choice(n, m, replace=False))
+    sample = np.concatenate([a[rows[(rows >= s) & (rows < s + len(a))] - s] for s, a in source.chunks()])
     km = faiss.Kmeans(d, coarse, seed=seed + 1, **opts)
-    km.train(vectors)
-    _, group = km.index.search(vectors, 1)
-    group = group[:, 0]
-    alloc = _share(np.bincount(group, minlength=coarse), nlist)
+    km.train(sample)
+    del sample
+    group = _assign(km.index, source)
+    sizes = np.bincount(group, minlength=coarse)
+    alloc = _share(sizes, nlist)
+    members_of = source.grouped(group, sizes)
+    del group
     parts = []
     for g in range(coarse):
         if alloc[g] == 0:
             continue
-        members = vectors[group == g]
+        members = members_of(g)
         if alloc[g] == 1:
             parts.append(members.mean(axis=0, keepdims=True))
             continue
@@ -168,18 +273,128 @@ def train_ivf(index, vectors: np.ndarray, *, seed: int = 0) -> None:
         parts.append(sub.centroids)
     centroids = np.concatenate(parts).astype(np.float32)
     centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
-    index.quantizer.add(np.ascontiguousarray(centroids))
+    return np.ascontiguousarray(centroids)
+
+
+def _empty_ivf(centroids: np.ndarray):
+    """An IndexIVFFlat (inner product) whose quantizer holds ``centroids``, no vectors."""
+    import faiss
+
+    nlist, dim = centroids.shape
+    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+    index.quantizer.add(np.ascontiguousarray(centroids, dtype=np.float32))
     index.is_trained = True
+    return index
 
 
-def fill_index(index, vectors: np.ndarray, *, seed: int = 0) -> None:
-    """Train (IVF) and add ``vectors`` to ``index``."""
-    if not index.is_trained:
-        train_ivf(index, vectors, seed=seed)
+# what follows the head in FAISS's serialisation of an empty IVF index: no direct map (a type
+# byte and an empty array), then the lists ("ilar", nlist, code size, "sprs", no pairs)
+_EMPTY_TAIL = 1 + 8 + 4 + 8 + 8 + 4 + 8
+
+
+class IvfIndexWriter:
+    """Writes an ``IndexIVFFlat`` (inner product, with its direct map) file byte for byte as
+    ``faiss.write_index`` writes the index FAISS makes by adding the same vectors to an index
+    with the same centroids, reading the vectors a chunk at a time, so that a build never holds
+    them (384 MB at 181,006 concepts).
+
+    The head (the index header and the quantizer with its centroids) is FAISS's own
+    serialisation of the empty index, with the vector count filled in; then the direct map
+    (list << 32 | offset, per id), the lists' sizes (all of them, or the non-empty ones when
+    those are at most half) and the lists, each list's vectors then their ids, in id order.
+    The layout is checked against FAISS when the writer is made (ModelError if this FAISS
+    writes an IVF index otherwise)."""
+
+    checked = False  # the layout check passed in this process
+
+    def __init__(self, centroids: np.ndarray, *, check: bool = True):
+        self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
+        self.nlist, self.dim = self.centroids.shape
+        if check and not IvfIndexWriter.checked:
+            _check_ivf_writer()
+            IvfIndexWriter.checked = True
+
+    def write(self, fh: IO[bytes], source) -> int:
+        """Write the index of ``source``'s vectors to ``fh`` (seekable; from where it stands);
+        return how many vectors it holds."""
+        import faiss
+
+        empty = _empty_ivf(self.centroids)
+        head = bytearray(faiss.serialize_index(empty).tobytes()[:-_EMPTY_TAIL])
+        head[8:16] = struct.pack("=q", source.n)  # after the fourcc and the int32 dimension
+        lists = _assign(empty.quantizer, source)
+        sizes = np.bincount(lists, minlength=self.nlist).astype(np.int64)
+        code = 4 * self.dim
+        fh.write(bytes(head))
+        # the direct map: an array holding (list << 32 | offset in the list) for every id
+        fh.write(b"\x01" + struct.pack("=Q", source.n))
+        seen = np.zeros(self.nlist, dtype=np.int64)
+        for s in range(0, source.n, IVF_CHUNK):
+            lst = lists[s:s + IVF_CHUNK]
+            fh.write(((lst << 32) | _places(lst, seen)).astype("<i8").tobytes())
+        fh.write(b"ilar" + struct.pack("=QQ", self.nlist, code))
+        nonzero = np.flatnonzero(sizes)
+        if len(nonzero) > self.nlist // 2:
+            fh.write(b"full" + struct.pack("=Q", self.nlist) + sizes.astype("<u8").tobytes())
+        else:
+            pairs = np.stack([nonzero, sizes[nonzero]], axis=1).astype("<u8").reshape(-1)
+            fh.write(b"sprs" + struct.pack("=Q", len(pairs)) + pairs.tobytes())
+        # list l's block: its vectors, then their ids; the blocks laid end to end
+        data = fh.tell()
+        block = data + _starts(sizes) * (code + 8)
+        seen[:] = 0
+        for s, a in source.chunks():
+            lst = lists[s:s + len(a)]
+            within = _places(lst, seen)
+            for rows in _runs(within, lst):
+                l, w = int(lst[rows[0]]), int(within[rows[0]])
+                fh.seek(int(block[l]) + w * code)
+                fh.write(memoryview(np.ascontiguousarray(a[rows])).cast("B"))
+                fh.seek(int(block[l]) + int(sizes[l]) * code + w * 8)
+                fh.write((rows + s).astype("<i8").tobytes())
+        fh.seek(data + int(sizes.sum()) * (code + 8))
+        return source.n
+
+
+def _check_ivf_writer() -> None:
+    """ModelError unless the writer's bytes are FAISS's for two small indexes: one with most
+    lists holding vectors (the sizes written in full) and one with few (sparse)."""
+    import io
+
+    import faiss
+
+    rng = np.random.default_rng(0)
+    for nlist, n in ((3, 7), (8, 3)):
+        centroids = rng.standard_normal((nlist, 4)).astype(np.float32)
+        vectors = rng.standard_normal((n, 4)).astype(np.float32)
+        reference = _empty_ivf(centroids)
+        reference.add(vectors)
+        reference.make_direct_map()
+        out = io.BytesIO()
+        IvfIndexWriter(centroids, check=False).write(out, ArrayVectors(vectors))
+        if out.getvalue() != faiss.serialize_index(reference).tobytes():
+            raise ModelError(f"FAISS {faiss.__version__} writes an IVF index in a layout this writer does not know",
+                             hint="set linking.index to flat (streamed) or hnsw; tested with faiss-cpu 1.15")
+
+
+
+
+def fill_index(index, vectors: np.ndarray, *, seed: int = 0):
+    """``index`` holding ``vectors``, returned: an IVF index is trained (``ivf_centroids``),
+    written by ``IvfIndexWriter`` and read back, so that it is the index a build writes from
+    the same vectors; a flat or hnsw index is filled in place."""
+    import io
+
+    import faiss
+
+    if hasattr(index, "nlist"):
+        source = ArrayVectors(vectors)
+        out = io.BytesIO()
+        IvfIndexWriter(ivf_centroids(source, int(index.nlist), seed=seed)).write(out, source)
+        return faiss.deserialize_index(np.frombuffer(out.getbuffer(), dtype=np.uint8))
     if len(vectors):
         index.add(vectors)
-    if hasattr(index, "make_direct_map"):
-        index.make_direct_map()  # IVF: lets the linker read a surface's vector back (context)
+    return index
 
 
 # --- exact search in an IVF index ----------------------------------------------------------
@@ -623,7 +838,7 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
     # The manifest goes first and comes back last: a build killed in between leaves no
     # manifest, so the half-written folder counts as missing rather than current.
     (folder / MANIFEST_NAME).unlink(missing_ok=True)
-    flat = settings["type"] == "flat"
+    flat, ivf = settings["type"] == "flat", settings["type"] == "ivf"
     t1 = time.perf_counter()
     with ExitStack() as files:  # the files come into place in reverse: index, surfaces, concepts
         concepts_fh = files.enter_context(atomic_write(folder / CONCEPTS_FILE))
@@ -648,15 +863,25 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
 
         writer: FlatIndexWriter | None = None
         parts: list[np.ndarray] = []
+        # ivf: the vectors go to a raw file beside the index as they come, and the index is made
+        # from it a chunk at a time (ivf_centroids, IvfIndexWriter); removed when the build ends
+        raw = folder / (INDEX_FILE + ".vectors")
+        raw_fh = files.enter_context(open(raw, "wb")) if ivf else None
+        if ivf:
+            files.callback(VectorFile(raw, 1).remove)
+        dim = 0
 
         def put(vecs: np.ndarray, n: int) -> None:
-            nonlocal writer
+            nonlocal writer, dim
             if len(vecs) != n:
                 raise ModelError(f"the encoder returned {len(vecs)} vectors for {n} surface forms")
+            dim = int(vecs.shape[1])
             if flat:
                 if writer is None:
                     writer = FlatIndexWriter(index_fh, vecs.shape[1])
                 writer.add(vecs)
+            elif ivf:
+                raw_fh.write(memoryview(np.ascontiguousarray(vecs, dtype=np.float32)).cast("B"))
             else:
                 parts.append(vecs)
 
@@ -702,12 +927,17 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
         if writer is not None:
             writer.finish()
             dim = writer.dim
-        else:
+        elif ivf:
+            raw_fh.close()
+            source = VectorFile(raw, dim)
+            centroids = ivf_centroids(source, ivf_nlist(settings.get("nlist", 0), source.n))
+            IvfIndexWriter(centroids).write(index_fh, source)
+            source.remove()
+        else:  # hnsw: the graph is built over every vector at once
             vectors = np.concatenate(parts)
             parts.clear()
             dim = int(vectors.shape[1])
-            faiss_index = make_faiss_index(settings, dim, len(vectors))
-            fill_index(faiss_index, vectors)
+            faiss_index = fill_index(make_faiss_index(settings, dim, len(vectors)), vectors)
             del vectors  # the index holds its own copy
             # written through as FAISS serialises it (serialize_index would make two more copies)
             faiss.write_index(faiss_index, faiss.PyCallbackIOWriter(index_fh.write))

@@ -186,7 +186,7 @@ class Linker:
         enc = encoder or create_encoder(lk["model"], **encoder_options(cfg))
         vectors = enc.encode([s["surface"] for s in vocab.surfaces])
         index = make_faiss_index(build_settings(cfg, concepts=len(vocab.concepts)), enc.dim, len(vectors))
-        fill_index(index, vectors)
+        index = fill_index(index, vectors)
         return cls(index=index, surfaces=vocab.surfaces, concepts=vocab.concepts, cfg=cfg,
                    model_fingerprint=enc.fingerprint, encoder=enc)
 

@@ -228,6 +228,76 @@ def test_the_flat_writer_writes_what_faiss_writes_chunk_by_chunk(tmp_path):
     assert back.ntotal == 23 and np.array_equal(back.reconstruct_n(0, 23), vectors)
 
 
+def test_the_ivf_writer_writes_what_faiss_writes_chunk_by_chunk(tmp_path, monkeypatch):
+    """``IvfIndexWriter`` reads the vectors a chunk at a time, from memory or from a raw file:
+    the bytes are FAISS's serialisation of the IndexIVFFlat FAISS makes by adding them all to an
+    index with the same centroids (with its direct map), with most lists filled (sizes written
+    in full) and with few (sparse), and FAISS reads the file back. The centroids trained from
+    the file (a group at a time, through a scratch file) are those trained in memory."""
+    import faiss
+    import numpy as np
+
+    import causalkg.linking.index as index_module
+    from causalkg.errors import ModelError
+    from causalkg.linking.index import ArrayVectors, IvfIndexWriter, VectorFile, _empty_ivf, ivf_centroids
+
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((1200, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    (tmp_path / "raw").write_bytes(vectors.tobytes())
+    for chunk in (7, 500, 8192):
+        monkeypatch.setattr(index_module, "IVF_CHUNK", chunk)
+        source = VectorFile(tmp_path / "raw", 8)
+        centroids = ivf_centroids(source, 30, seed=3)
+        assert np.array_equal(centroids, ivf_centroids(ArrayVectors(vectors), 30, seed=3))
+        assert source.scratch.exists()
+        for c, rows in ((centroids, slice(None)), (rng.standard_normal((40, 8)).astype(np.float32), slice(0, 9))):
+            reference = _empty_ivf(c)
+            reference.add(vectors[rows])
+            reference.make_direct_map()
+            expected = faiss.serialize_index(reference).tobytes()
+            part = tmp_path / "part"
+            part.write_bytes(vectors[rows].tobytes())
+            with open(tmp_path / "index.faiss", "wb") as fh:
+                assert IvfIndexWriter(c).write(fh, VectorFile(part, 8)) == len(vectors[rows])
+            assert (tmp_path / "index.faiss").read_bytes() == expected
+        source.remove()
+        assert not source.path.exists() and not source.scratch.exists()
+        (tmp_path / "raw").write_bytes(vectors.tobytes())
+    back = faiss.read_index(str(tmp_path / "index.faiss"))
+    assert back.ntotal == 9 and np.array_equal(back.reconstruct_n(0, 9), vectors[:9])
+    # a FAISS that lays the file out otherwise is refused
+    monkeypatch.setattr(IvfIndexWriter, "checked", False)
+    monkeypatch.setattr(index_module, "_EMPTY_TAIL", index_module._EMPTY_TAIL + 1)
+    with pytest.raises(ModelError, match="writes an IVF index in a layout"):
+        IvfIndexWriter(centroids)
+
+
+def test_an_ivf_build_streams_and_is_the_index_made_in_memory(project, make_cfg, monkeypatch):
+    """link build with ivf writes the vectors to a raw file and makes the index from it a chunk
+    at a time: the index is the one ``fill_index`` makes in memory from the same vectors (the
+    flat build's), whatever the chunk size, and no raw or scratch file is left."""
+    import faiss
+    import numpy as np
+
+    import causalkg.linking.index as index_module
+    from causalkg.linking.index import fill_index, ivf_nlist, make_faiss_index
+
+    folder = project / "data" / "linking"
+    flat = faiss.read_index(str(folder / "index.faiss"))
+    vectors = flat.reconstruct_n(0, flat.ntotal)
+    ivf = make_cfg(project, index="ivf")
+    settings = {"type": "ivf", "nlist": 0}
+    in_memory = fill_index(make_faiss_index(settings, vectors.shape[1], len(vectors)), vectors)
+    assert in_memory.nlist == ivf_nlist(0, len(vectors)) and in_memory.ntotal == len(vectors)
+    expected = faiss.serialize_index(in_memory).tobytes()
+    for chunk in (8192, 13):
+        monkeypatch.setattr(index_module, "IVF_CHUNK", chunk)
+        assert build_index(ivf, refresh=True)["built"]
+        assert (folder / "index.faiss").read_bytes() == expected
+        assert sorted(p.name for p in folder.iterdir()) == ["concepts.jsonl", "index.faiss", "manifest.json", "surfaces.jsonl"]
+
+
 def test_a_build_in_many_chunks_is_the_same_bytes_as_in_one(tmp_path, built, small_vocab, make_cfg, write_concepts, monkeypatch):
     """The build streams the vocabulary in chunks of EMBED_CHUNK surface forms; chunks of 7
     (420 forms: 60 of them, the last ending on a boundary) and of 11 (the last one short) give

@@ -262,7 +262,7 @@ def test_exact_ivf_range_search_skips_the_lists_that_cannot_match():
     q = (centres[rng.integers(0, 60, BOUND_BATCH + 88)] + 0.3 * rng.standard_normal((BOUND_BATCH + 88, 32)))
     q = (q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32)
     index = make_faiss_index({"type": "ivf", "nlist": 60}, 32, len(x))
-    fill_index(index, x)
+    index = fill_index(index, x)
     bounds = IvfBounds(index)
     sims = q.astype(np.float64) @ x.T.astype(np.float64)
     half = np.arange(0, 3000, 2, dtype=np.int64)
