@@ -377,8 +377,6 @@ def _check_ivf_writer() -> None:
                              hint="set linking.index to flat (streamed) or hnsw; tested with faiss-cpu 1.15")
 
 
-
-
 def fill_index(index, vectors: np.ndarray, *, seed: int = 0):
     """``index`` holding ``vectors``, returned: an IVF index is trained (``ivf_centroids``),
     written by ``IvfIndexWriter`` and read back, so that it is the index a build writes from
