@@ -227,36 +227,13 @@ def link_shard(
                       assertions=assertions, counts=counts)
 
 
-def _page_event(doc: DocInfo, linker: Any, sense: Any, cache: dict) -> Candidate | None:
-    """The concept of a page's event: its title linked (any answer that passes the sense
-    check), else the first category head with an exact class match (structured.event_phrases)."""
-    from causalkg.kg.extractors.structured import event_phrases
-
-    key = (doc.title, doc.categories)
-    if key in cache:
-        return cache[key]
-    phrases = event_phrases({"title": doc.title, "categories": list(doc.categories)})
-    found: Candidate | None = None
-    if phrases:
-        res = linker.link(phrases, k=3)
-        if sense is not None:
-            res = sense.filter(phrases, res, [None] * len(phrases))
-        for i, cands in enumerate(res):
-            usable = cands if i == 0 else [c for c in cands if c.match == "exact" and c.kind == "class"]
-            if usable:
-                found = usable[0]
-                break
-    cache[key] = found
-    return found
-
-
 def page_event_links(
     phrases: Sequence[str], results: list[list[Candidate]], doc_ids: Sequence[str], docs: Mapping[str, DocInfo],
     linker: Any, sense: Any, counts: LinkCounts,
 ) -> list[list[Candidate]]:
     """A phrase that names the page's own event by its head noun alone ("the attacks" on the
     page "September 11 attacks", "the war" on "Spanish–American War") links to the page event
-    (``_page_event``), not to whatever the bare word is most similar to (see ``_names_page_event``)."""
+    (``_page_events``), not to whatever the bare word is most similar to (see ``_names_page_event``)."""
     wanted = [i for i, (ph, d) in enumerate(zip(phrases, doc_ids)) if _names_page_event(ph, docs.get(d))]
     out = list(results)
     if not wanted:
@@ -290,8 +267,9 @@ def _names_page_event(phrase: str, doc: DocInfo | None) -> bool:
 
 def _page_events(keys: Sequence[tuple[str | None, tuple[str, ...]]], linker: Any,
                  sense: Any) -> dict[tuple, Candidate]:
-    """The event of every page (title, categories) in ``keys``, in one linker call (see
-    ``_page_event``); a page with none is left out."""
+    """The event of every page (title, categories) in ``keys``, in one linker call: its title
+    linked (any answer that passes the sense check), else the first category head with an exact
+    class match (``structured.event_phrases``); a page with none is left out."""
     from causalkg.kg.extractors.structured import event_phrases
 
     flat = [(key, j, ph) for key in keys for j, ph in enumerate(event_phrases({"title": key[0], "categories": list(key[1])}))]
@@ -330,13 +308,9 @@ def link_structured(
     xs, event_of = _structured_extractions(records, sources)
     if not xs:
         return [], counts
-    # the page events
-    cache: dict = {}
-    event: dict[str, Candidate] = {}
-    for d, (title, cats) in event_of.items():
-        ev = _page_event(DocInfo(title=title, categories=cats), linker, sense, cache)
-        if ev is not None:
-            event[d] = ev
+    # the page events, in one linker call (a call per page embedded its title alone)
+    events = _page_events(sorted(set(event_of.values())), linker, sense)
+    event = {d: events[key] for d, key in event_of.items() if key in events}
     # the items
     item_ends = [x.effect if (x.model_extra or {}).get("event_end") == "cause" else x.cause for x in xs]
     results = _link_items(item_ends, linker, sense, k=k, min_link=min_link, counts=counts)
