@@ -192,8 +192,14 @@ class VectorFile:
         return members
 
     def remove(self) -> None:
-        self.path.unlink(missing_ok=True)
-        self.scratch.unlink(missing_ok=True)
+        remove_vector_files(self.path)
+
+
+def remove_vector_files(path: Path) -> None:
+    """Remove a ``VectorFile`` and its scratch file (either may be missing)."""
+    path = Path(path)
+    path.unlink(missing_ok=True)
+    path.with_name(path.name + ".grouped").unlink(missing_ok=True)
 
 
 def _starts(sizes: np.ndarray) -> np.ndarray:
@@ -866,7 +872,7 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
         raw = folder / (INDEX_FILE + ".vectors")
         raw_fh = files.enter_context(open(raw, "wb")) if ivf else None
         if ivf:
-            files.callback(VectorFile(raw, 1).remove)
+            files.callback(remove_vector_files, raw)
         dim = 0
 
         def put(vecs: np.ndarray, n: int) -> None:
