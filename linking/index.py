@@ -869,7 +869,9 @@ def _build(cfg: Config, settings: dict, folder: Path, path: Path, reasons: list[
         parts: list[np.ndarray] = []
         # ivf: the vectors go to a raw file beside the index as they come, and the index is made
         # from it a chunk at a time (ivf_centroids, IvfIndexWriter); removed when the build ends
+        # (a killed ivf build's files go at the next build of any type)
         raw = folder / (INDEX_FILE + ".vectors")
+        remove_vector_files(raw)
         raw_fh = files.enter_context(open(raw, "wb")) if ivf else None
         if ivf:
             files.callback(remove_vector_files, raw)

@@ -296,6 +296,11 @@ def test_an_ivf_build_streams_and_is_the_index_made_in_memory(project, make_cfg,
         assert build_index(ivf, refresh=True)["built"]
         assert (folder / "index.faiss").read_bytes() == expected
         assert sorted(p.name for p in folder.iterdir()) == ["concepts.jsonl", "index.faiss", "manifest.json", "surfaces.jsonl"]
+    # a killed ivf build's vector and scratch files go at the next build, of any type
+    for name in ("index.faiss.vectors", "index.faiss.vectors.grouped"):
+        (folder / name).write_bytes(b"\0" * 64)
+    assert build_index(make_cfg(project, index="flat"))["built"]
+    assert sorted(p.name for p in folder.iterdir()) == ["concepts.jsonl", "index.faiss", "manifest.json", "surfaces.jsonl"]
 
 
 def test_a_build_in_many_chunks_is_the_same_bytes_as_in_one(tmp_path, built, small_vocab, make_cfg, write_concepts, monkeypatch):
