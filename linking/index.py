@@ -330,14 +330,12 @@ class IvfIndexWriter:
         head[8:16] = struct.pack("=q", source.n)  # after the fourcc and the int32 dimension
         lists = _assign(empty.quantizer, source)
         sizes = np.bincount(lists, minlength=self.nlist).astype(np.int64)
+        offset = _places(lists, np.zeros(self.nlist, dtype=np.int64))  # each id's place in its list
         code = 4 * self.dim
         fh.write(bytes(head))
         # the direct map: an array holding (list << 32 | offset in the list) for every id
         fh.write(b"\x01" + struct.pack("=Q", source.n))
-        seen = np.zeros(self.nlist, dtype=np.int64)
-        for s in range(0, source.n, IVF_CHUNK):
-            lst = lists[s:s + IVF_CHUNK]
-            fh.write(((lst << 32) | _places(lst, seen)).astype("<i8").tobytes())
+        fh.write(((lists << 32) | offset).astype("<i8").tobytes())
         fh.write(b"ilar" + struct.pack("=QQ", self.nlist, code))
         nonzero = np.flatnonzero(sizes)
         if len(nonzero) > self.nlist // 2:
@@ -348,10 +346,8 @@ class IvfIndexWriter:
         # list l's block: its vectors, then their ids; the blocks laid end to end
         data = fh.tell()
         block = data + _starts(sizes) * (code + 8)
-        seen[:] = 0
         for s, a in source.chunks():
-            lst = lists[s:s + len(a)]
-            within = _places(lst, seen)
+            lst, within = lists[s:s + len(a)], offset[s:s + len(a)]
             for rows in _runs(within, lst):
                 l, w = int(lst[rows[0]]), int(within[rows[0]])
                 fh.seek(int(block[l]) + w * code)
