@@ -164,7 +164,7 @@ class VectorFile:
     def __init__(self, path: Path, d: int):
         self.path, self.d = Path(path), int(d)
         self.n = self.path.stat().st_size // (4 * self.d)
-        self.scratch = self.path.with_name(self.path.name + ".grouped")
+        self.scratch = _scratch_of(self.path)
 
     def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
         with open(self.path, "rb") as fh:
@@ -195,11 +195,16 @@ class VectorFile:
         remove_vector_files(self.path)
 
 
+def _scratch_of(path: Path) -> Path:
+    """Where ``VectorFile.grouped`` lays out the vectors of ``path`` group by group."""
+    return path.with_name(path.name + ".grouped")
+
+
 def remove_vector_files(path: Path) -> None:
     """Remove a ``VectorFile`` and its scratch file (either may be missing)."""
     path = Path(path)
     path.unlink(missing_ok=True)
-    path.with_name(path.name + ".grouped").unlink(missing_ok=True)
+    _scratch_of(path).unlink(missing_ok=True)
 
 
 def _starts(sizes: np.ndarray) -> np.ndarray:
