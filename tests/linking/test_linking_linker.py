@@ -246,13 +246,15 @@ def test_exact_ivf_answers_as_flat_reading_only_the_lists_that_can_match(linker,
             assert {list_of[r] for r in np.flatnonzero(every @ q >= threshold - 1e-6)} <= set(np.flatnonzero(read))
 
 
-def test_exact_ivf_range_search_skips_the_lists_that_cannot_match():
+def test_exact_ivf_range_search_skips_the_lists_that_cannot_match(monkeypatch):
     """``IvfBounds.rows_within`` on 3,000 unit vectors in 60 tight groups: for every query and
     threshold, the rows at or above the threshold are exactly those of an exhaustive product,
     with and without a set of allowed rows, any other row returned is within RANGE_MARGIN below
-    it, and most lists go unread. Queries come in batches larger than BOUND_BATCH."""
+    it, and most lists go unread. Queries come in batches larger than BOUND_BATCH. The bounds
+    are the same whatever the step of their pass over the vectors (BOUNDS_ROWS)."""
     import numpy as np
 
+    import causalkg.linking.index as index_module
     from causalkg.linking.index import BOUND_BATCH, RANGE_MARGIN, IvfBounds, fill_index, make_faiss_index
 
     rng = np.random.default_rng(7)
@@ -264,6 +266,11 @@ def test_exact_ivf_range_search_skips_the_lists_that_cannot_match():
     index = make_faiss_index({"type": "ivf", "nlist": 60}, 32, len(x))
     index = fill_index(index, x)
     bounds = IvfBounds(index)
+    for step in (1, 7, 1000):
+        monkeypatch.setattr(index_module, "BOUNDS_ROWS", step)
+        other = IvfBounds(index)
+        assert np.array_equal(other.radius, bounds.radius) and np.array_equal(other.largest, bounds.largest)
+    assert np.all(bounds.radius > 0) and np.all(bounds.largest > 0.99)
     sims = q.astype(np.float64) @ x.T.astype(np.float64)
     half = np.arange(0, 3000, 2, dtype=np.int64)
     for threshold in (0.95, 0.8, 0.6, 0.3):
