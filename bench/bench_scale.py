@@ -8,7 +8,9 @@ folder and every stage runs as a `causalkg` command in a child process, measured
 process tree (``os.wait4``):
 
 - ``world``: generating the dump, its index and the Wikidata N-Triples (not part of the job);
-- ``wikidata``: `corpus build --only wikidata` from the world's N-Triples in the embedded store;
+- ``wikidata``: `corpus build --only wikidata` from the world's N-Triples in the embedded store
+  (``wikidata.snapshot_store = "auto"``: in memory up to ``snapshot_disk_mb``, on disk above);
+  ``wikidata:memory`` and ``wikidata:disk``: the same with each store pinned, outside the job;
 - ``wikipedia``: `corpus build --only wikipedia` (multistream index, process pool);
 - ``link``: `link build`, the linker's index over every label and alias of the concepts;
 - ``extract``: `kg extract` over **every** document with the patterns extractor behind the cue
@@ -124,6 +126,17 @@ def stages(n: int, tmp: Path) -> tuple[dict, dict]:
         if stage in SKIP or any(need in SKIP for need in NEEDS.get(stage, ())):
             continue
         res[stage] = measured(CK + args)
+        if stage == "wikidata":
+            # ``auto`` keeps a small world's triples in memory and puts a large one's on disk, so
+            # the job's row changes store between sizes: each store is also measured at every
+            # size, on its own (a fresh on-disk store each time), to show each one's slope
+            for mode in ("memory", "disk"):
+                if f"wikidata:{mode}" not in SKIP:
+                    side = tmp / f"data-{n}-wikidata-{mode}"
+                    res[f"wikidata:{mode}"] = measured(CK + args + [
+                        "--set", f"wikidata.snapshot_store={mode}", "--set", f"paths.data={side}",
+                        "--set", f"paths.cache={side / 'cache'}"])
+                    shutil.rmtree(side, ignore_errors=True)
         if stage == "assemble":
             # the share of assembly in its linking (the part on a process pool or Ray actors; the
             # aggregation and the KG files are the driver's), from the manifest's own timings
@@ -131,7 +144,8 @@ def stages(n: int, tmp: Path) -> tuple[dict, dict]:
             res[stage]["link_share"] = t["link"] / t["total"] if t.get("total") else 0.0
     concepts = data / "wikidata" / "concepts.jsonl"
     n_concepts = _lines(concepts) if concepts.exists() else n
-    items = {"world": info["pages"], "wikidata": n_concepts, "wikipedia": info["pages"], "link": n_concepts}
+    items = {"world": info["pages"], "wikidata": n_concepts, "wikidata:memory": n_concepts, "wikidata:disk": n_concepts,
+             "wikipedia": info["pages"], "link": n_concepts}
     ctx = {"info": info, "common": common, "cheap": cheap, "data": data, "items": items, "docs": n}
     if "wikipedia" in SKIP:
         return res, ctx
@@ -325,7 +339,7 @@ def main() -> None:
                 ca, cb = results[a][stage]["cpu"], results[b][stage]["cpu"]
                 ia, ib = ctxs[a]["items"][stage], ctxs[b]["items"][stage]
                 ratio = tb / (ta * ib / ia)
-                print(f"  {stage:<12} b = {math.log(tb / ta) / math.log(b / a):.2f}, ratio {ratio:.2f} (CPU time ratio "
+                print(f"  {stage:<15} b = {math.log(tb / ta) / math.log(b / a):.2f}, ratio {ratio:.2f} (CPU time ratio "
                       f"{cb / (ca * ib / ia):.2f}); peak RSS {results[a][stage]['rss_mb']:.0f} -> "
                       f"{results[b][stage]['rss_mb']:.0f} MB")
         mid = SIZES[len(SIZES) // 2] if len(SIZES) > 2 else SIZES[0]

@@ -174,7 +174,7 @@ def _open_engine(cfg: Config, chosen: str, settings: wikidata.WikidataSettings, 
     else:
         engine = SnapshotEngine(cfg.input_path("wikidata.snapshot"), cache_dir=cfg.path("paths.cache"),
                                 store=str(cfg.get("wikidata.snapshot_store", "auto")),
-                                disk_mb=float(cfg.get("wikidata.snapshot_disk_mb", 2.0)))
+                                disk_mb=float(cfg.get("wikidata.snapshot_disk_mb", 25.0)))
         timings["load_snapshot"] = time.perf_counter() - t0
     return engine
 

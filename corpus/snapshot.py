@@ -59,7 +59,7 @@ class SnapshotEngine:
     a fingerprint of the file (path, size, mtime) and reused by the next run."""
 
     def __init__(self, path: str | Path, *, cache_dir: str | Path | None = None, store: str = "memory",
-                 disk_mb: float = 2.0):
+                 disk_mb: float = 25.0):
         self.path = Path(path)
         self.endpoint = f"snapshot:{self.path}"
         self.stats = QueryStats()
