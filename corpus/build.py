@@ -173,8 +173,8 @@ def _open_engine(cfg: Config, chosen: str, settings: wikidata.WikidataSettings, 
         timings["load_json_dump"] = time.perf_counter() - t0
     else:
         engine = SnapshotEngine(cfg.input_path("wikidata.snapshot"), cache_dir=cfg.path("paths.cache"),
-                                store=str(cfg.get("wikidata.snapshot_store", "auto")),
-                                disk_mb=float(cfg.get("wikidata.snapshot_disk_mb", 25.0)))
+                                store=str(cfg.get("wikidata.snapshot_store")),
+                                disk_mb=float(cfg.get("wikidata.snapshot_disk_mb")))
         timings["load_snapshot"] = time.perf_counter() - t0
     return engine
 
