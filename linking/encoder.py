@@ -253,16 +253,23 @@ class Encoder:
     (``encoder_dtype``; ``dtype`` then says which one runs). They run on torch whatever
     ``backend`` says: on a CPU with native bfloat16 (AMX) the gate's MiniLM encodes 2.0-2.5 times
     as many sentences per second as in float32 (``python -m bench gate``), vectors within 3e-3 of
-    float32's."""
+    float32's.
+
+    ``pass_tokens``: the most token rows one forward pass holds (``FIXED_PASS_TOKENS`` when
+    None); ``batch_size`` bounds its texts."""
 
     def __init__(self, name: str = "all-MiniLM-L6-v2", device: str = "auto", batch_size: int = 256,
-                 backend: str = "torch", cache_dir: str | os.PathLike | None = None, dtype: str = "float32"):
+                 backend: str = "torch", cache_dir: str | os.PathLike | None = None, dtype: str = "float32",
+                 pass_tokens: int | None = None):
         from causalkg.onnxrt import resolve_backend
 
         self.name = name
         self.path = resolve_encoder_path(name)
         self.device = resolve_device(device)
         self.batch_size = batch_size
+        self.pass_tokens = int(pass_tokens or FIXED_PASS_TOKENS)
+        if self.pass_tokens < 1:
+            raise ConfigError(f"pass_tokens must be at least 1, got {pass_tokens!r}")
         self.dtype = encoder_dtype(dtype, self.device)
         self.model = _load(self.path, self.device, self.dtype)
         self.backend = resolve_backend(backend, self.device, key="encoder backend")
@@ -349,17 +356,17 @@ class Encoder:
         keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         size = int(batch_size or self.batch_size)
-        # A pass holds at most FIXED_PASS_TOKENS token rows: the batch size up to buckets of
-        # FIXED_PASS_TOKENS / batch_size tokens, fewer rows for longer ones. In half precision
+        # A pass holds at most self.pass_tokens (FIXED_PASS_TOKENS) token rows: the batch size up to
+        # buckets of pass_tokens / batch_size tokens, fewer rows for longer ones. In half precision
         # every pass over a bucket also has the same rows (``pad_batch_rows``), which keeps the
         # padding rows of a bucket's last pass few; in float32 one PyTorch thread per pass gives
         # the same vectors at any batch size without padding rows, and the bound is only for
         # memory: 256 texts of 32 tokens a pass held about 150 MB of activations per thread,
         # and a linking worker's peak rose shard by shard with its longest phrases (the same
         # speed at 2,048 token rows a pass, measured on 1,612 phrases).
-        pad_rows = FIXED_PASS_TOKENS if self.dtype != "float32" else None
+        pad_rows = self.pass_tokens if self.dtype != "float32" else None
         batches = bucket_batches([len(ids) for ids in enc["input_ids"]], size, multiple=PAD_MULTIPLE, cap=cap,
-                                 tokens=FIXED_PASS_TOKENS)
+                                 tokens=self.pass_tokens)
         bar = progress(total=len(texts), desc="encoding", unit="text", mode="auto" if show_progress else "never")
 
         def feats(batch):

@@ -254,3 +254,33 @@ def test_bfloat16_vectors_are_the_same_in_any_company_and_near_float32(monkeypat
     assert 0 < np.abs(together - full).max() < 2e-2
     # the float32 model the loader caches was not converted in place
     assert next(enc.model.parameters()).dtype.is_floating_point and str(next(enc.model.parameters()).dtype) == "torch.float32"
+
+
+def test_pass_tokens_bounds_the_passes_and_leaves_float32_vectors_as_they_are(enc):
+    """``pass_tokens`` (default FIXED_PASS_TOKENS) is the most token rows a forward pass holds:
+    in float32 it changes how many passes run, not a vector (one PyTorch thread per pass)."""
+    from causalkg.errors import ConfigError
+    from causalkg.linking.encoder import FIXED_PASS_TOKENS
+
+    assert enc.pass_tokens == FIXED_PASS_TOKENS
+    texts = ["war", "famine", "a flood after heavy rain", "the protest that followed the election", "drought"]
+    tight = Encoder("all-MiniLM-L6-v2", device="cpu", batch_size=8, pass_tokens=16)
+    assert tight.pass_tokens == 16
+    assert np.array_equal(tight.encode(texts), Encoder("all-MiniLM-L6-v2", device="cpu", batch_size=8).encode(texts))
+    with pytest.raises(ConfigError, match="pass_tokens"):
+        Encoder("all-MiniLM-L6-v2", device="cpu", pass_tokens=-1)
+
+
+def test_bench_encoder_reads_distinct_texts_from_text_gz_and_jsonl(tmp_path):
+    import gzip
+
+    from bench.bench_encoder import parse_passes, read_texts
+
+    (tmp_path / "s.jsonl").write_text('{"qid":"Q1","surface":"war"}\n{"qid":"Q2","surface":"war"}\n'
+                                      '{"qid":"Q2","surface":"famine"}\n\n')
+    with gzip.open(tmp_path / "t.txt.gz", "wt") as fh:
+        fh.write("flood\ndrought\nflood\nstorm\n")
+    assert read_texts(tmp_path / "s.jsonl") == ["war", "famine"]
+    assert read_texts(tmp_path / "t.txt.gz") == ["flood", "drought", "storm"]
+    assert read_texts(tmp_path / "t.txt.gz", limit=2) == ["flood", "drought"]
+    assert parse_passes("256:2048, 4096:65536") == [(256, 2048), (4096, 65536)]
