@@ -414,10 +414,16 @@ def _link_all(
     on disk), the counts, linker info."""
     shards = Shards(inp.out_dir / LINKED_DIR, link_fp)
     lazy = _Linking(cfg, opts, linker, inp, lenient)
+    structured = bool(opts["structured"]) and inp.corpus.is_file()
+    # The structured pages go to a worker of the pool (or an actor) when one runs: it has the
+    # linker loaded, and the driver, which holds more than a worker, then never loads one.
+    tail = {"args": (str(inp.corpus),)} if structured and not _structured_done(shards) else None
     paths, counts, info = _link_extraction_shards(shards, lazy, opts, inp.source, lenient=lenient, stats=stats,
-                                                  hook=hook, progress_mode=cfg["run"]["progress"], run=run)
-    if opts["structured"] and inp.corpus.is_file():
-        path, c = _link_structured_pages(shards, lazy, opts, inp.corpus, lenient=lenient)
+                                                  hook=hook, progress_mode=cfg["run"]["progress"], run=run,
+                                                  tail=tail)
+    if structured:
+        path, c = _link_structured_pages(shards, lazy, opts, inp.corpus, lenient=lenient,
+                                         result=(tail or {}).get("result"), run=run)
         counts.structured_pairs += c.extractions
         counts.structured_linked += c.linked
         paths.append(path)
@@ -477,6 +483,20 @@ class _Linking:
                 "model_fingerprint": getattr(linker, "model_fingerprint", None)}
         return "".join(to_json_line(m) + "\n" for m in found), len(found), dict(c.__dict__), info
 
+    def structured(self, corpus_path: str, with_documents: bool) -> tuple[str, dict[str, Any]]:
+        """The structured pairs of the corpus pages (``kg.structured``) linked: (the file's exact
+        text, the counts). Provenance from the corpus documents when ``with_documents`` (a shard
+        was linked in this run), else from those already loaded here."""
+        linker, sense = self.linker(), self.sense()
+        docs = self.documents() if with_documents else (self.docs or {})
+        records = (rec for _, rec in iter_json_lines(Path(corpus_path), lenient=self.lenient) if isinstance(rec, dict))
+        opts = self.opts
+        found, c = link_structured(records, linker, docs, sources=opts["structured"], k=opts["k"],
+                                   sense=sense, allow_self_loops=opts["allow_self_loops"],
+                                   min_link=opts["structured_min_link"])
+        release_free_heap()
+        return "".join(to_json_line(m) + "\n" for m in found), dict(c.__dict__)
+
 
 class LinkWorker:
     """A Ray actor of the ``ray`` engine for assemble's linking, or a worker process of the local
@@ -489,6 +509,10 @@ class LinkWorker:
 
     def link(self, shard: list[Extraction]) -> tuple[str, int, dict[str, Any], dict[str, Any]]:
         return self.lazy.link(shard)
+
+    def structured(self, corpus_path: str) -> tuple[str, dict[str, Any]]:
+        # a worker runs only when shards were linked in this run: the documents are loaded
+        return self.lazy.structured(corpus_path, True)
 
 
 # The local pool is used only when at least this many shards are left to link: a worker's start
@@ -504,7 +528,8 @@ def _link_workers(cfg: Config) -> int:
 
 def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any], source: Path, *, lenient: bool,
                             stats: ReadStats, hook: Hook | None, progress_mode: str,
-                            run: dict[str, Any] | None = None) -> tuple[list[Path], LinkCounts, dict[str, Any]]:
+                            run: dict[str, Any] | None = None,
+                            tail: dict[str, Any] | None = None) -> tuple[list[Path], LinkCounts, dict[str, Any]]:
     """Every shard of the extractions: kept when an earlier run finished it, else linked and
     checkpointed (``_link_one_shard``). Returns the shard files in order; ``run`` (the
     manifest's ``linking``) gets where they were linked: the engine, ``where`` (``process``,
@@ -514,7 +539,11 @@ def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any]
     linker per actor); ``"local"``: in a pool of ``run.workers`` processes (0: one per core), each
     loading the linker once, when more than one shard is left to link; in this process with one
     worker, one shard, or a linker given by the caller. The driver writes every checkpoint in
-    shard order, so ``linked/`` is the same bytes whichever links."""
+    shard order, so ``linked/`` is the same bytes whichever links.
+
+    ``tail``: ``{"args": (corpus path,)}`` asks the pool or the actors, when they run, for the
+    structured pages too (``LinkWorker.structured``) before they close; their answer goes to
+    ``tail["result"]`` (absent when no pool ran or the call failed: the caller links them)."""
     from causalkg.distributed import engine_of
 
     counts = LinkCounts()
@@ -569,8 +598,12 @@ def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any]
                 runner = _ray_link if engine == "ray" else _pool_link_all
                 where = "ray" if engine == "ray" else "pool"
                 lazy.linked_elsewhere = True
+                if tail is not None:
+                    state["tail"] = tail["args"]
                 for (i, key, shard), result in runner(lazy, chain(todo, it), workers, state):
                     finished(i, key, shard, *result)
+                if tail is not None and "tail_result" in state:
+                    tail["result"] = state["tail_result"]
     finally:
         bar.close()
         if run is not None:
@@ -592,8 +625,21 @@ def _pool_link_all(lazy: _Linking, jobs: Iterable[tuple[int, str, list[Extractio
                       hint="rerun with fewer run.workers (each holds a linker; finished shards are kept and resumed)")
     try:
         yield from pool.map_ordered("link", jobs, lambda job: (job[2],), what=lambda job: job[1])
+        _structured_on(pool, state)
     finally:
         pool.close()
+
+
+def _structured_on(pool: Any, state: dict[str, Any]) -> None:
+    """The structured pages (``state["tail"]``: the corpus path) linked by one worker or actor
+    of ``pool``, into ``state["tail_result"]``; a failure is logged and leaves them to the
+    driver."""
+    if state.get("tail") is None:
+        return
+    try:
+        state["tail_result"] = pool.call("structured", *state["tail"])
+    except Exception as exc:  # noqa: BLE001 - the driver links them instead, and reports its own error
+        log.warning("linking the structured pages on a worker failed (%s); linking them here", exc)
 
 
 def _ray_link(lazy: _Linking, jobs: Iterable[tuple[int, str, list[Extraction]]], workers: int,
@@ -607,6 +653,7 @@ def _ray_link(lazy: _Linking, jobs: Iterable[tuple[int, str, list[Extraction]]],
     pool = ActorPool(LinkWorker, (lazy.fresh(),), RaySettings.from_config(lazy.cfg), stats=stats)
     try:
         yield from pool.map_ordered("link", jobs, lambda job: (job[2],), what=lambda job: job[1])
+        _structured_on(pool, state)
     finally:
         pool.close()
         log.info("linking on Ray: %s", stats.to_dict())
@@ -628,25 +675,34 @@ def _write_linked_shard(shards: Shards, key: str, i: int, size: int, text: str, 
     shards.finish(key, {"shard": i, "size": size, "counts": counts, "linker": info})
 
 
+def _structured_done(shards: Shards) -> bool:
+    return shards.done("structured") is not None and shards.path("structured").is_file()
+
+
 def _link_structured_pages(shards: Shards, lazy: _Linking, opts: dict[str, Any], corpus_path: Path, *,
-                           lenient: bool) -> tuple[Path, LinkCounts]:
+                           lenient: bool, result: tuple[str, dict[str, Any]] | None = None,
+                           run: dict[str, Any] | None = None) -> tuple[Path, LinkCounts]:
     """The structured pairs of the corpus pages (``kg.structured``), linked once and checkpointed
-    as ``structured``. Provenance comes from the corpus documents only when a shard was linked
-    in this run (here or by a worker: then they are loaded here too)."""
+    as ``structured``: ``result`` when a worker linked them (``_structured_on``), else linked
+    here. Provenance comes from the corpus documents only when a shard was linked in this run
+    (here or by a worker: then they are loaded here too). ``run`` (the manifest's ``linking``)
+    gets ``structured``: where they were linked, when in this run."""
     path = shards.path("structured")
     done = shards.done("structured")
     if done is not None and path.is_file():
         return path, LinkCounts(**done["counts"])
-    linker, sense = lazy.linker(), lazy.sense()
-    docs = lazy.documents() if lazy.linked_elsewhere else (lazy.docs or {})
-    records = (rec for _, rec in iter_json_lines(corpus_path, lenient=lenient) if isinstance(rec, dict))
-    found, c = link_structured(records, linker, docs, sources=opts["structured"], k=opts["k"],
-                               sense=sense, allow_self_loops=opts["allow_self_loops"],
-                               min_link=opts["structured_min_link"])
+    if result is None:
+        result = lazy.structured(str(corpus_path), lazy.linked_elsewhere)
+        where = "process"
+    else:
+        where = (run or {}).get("where", "pool")
+    text, counts = result
     with atomic_write(path, allow_empty=True) as fh:  # the pages may hold no structured pair
-        fh.writelines(to_json_line(m) + "\n" for m in found)
-    shards.finish("structured", {"shard": "structured", "counts": c.__dict__})
-    return path, c
+        fh.write(text)
+    shards.finish("structured", {"shard": "structured", "counts": counts})
+    if run is not None:
+        run["structured"] = where
+    return path, LinkCounts(**counts)
 
 
 def _iter_shards(path: Path, size: int, *, lenient: bool, stats: ReadStats) -> Iterator[list[Extraction]]:

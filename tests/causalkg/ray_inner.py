@@ -155,6 +155,7 @@ def test_inner_assemble_links_on_ray_to_the_local_bytes_and_resumes(world, clust
     linking = json.loads((result.out / "manifest.json").read_text())["linking"]
     assert linking["where"] == "ray" and linking["shards"] == n and linking["shards_resumed"] == 0
     assert linking["ray"]["tasks"] == n and linking["ray"]["retries"] == 0
+    assert linking["structured"] == "ray" and "linked/structured.jsonl" in local  # on an actor, not the driver
     linked = result.out / "linked"
     (linked / "shard-00001.jsonl").unlink()
     (linked / "shard-00001.done.json").unlink()

@@ -476,7 +476,9 @@ def _kg_files(out: Path) -> dict[str, bytes]:
 def test_a_pool_of_two_linking_workers_gives_the_same_bytes_and_resumes(tmp_path, monkeypatch):
     from causalkg.linking.index import build_index
 
-    inputs = dict(extractions=FIX / "extractions.jsonl", corpus=FIX / "corpus.jsonl", concepts=FIX / "concepts.jsonl")
+    # the fixture extractions; the corpus and concepts with the Chernobyl page's infobox cause
+    _, corpus, concepts = _issue13_inputs(tmp_path)
+    inputs = dict(extractions=FIX / "extractions.jsonl", corpus=corpus, concepts=concepts)
     used = []
     pool = A._pool_link_all
 
@@ -489,7 +491,7 @@ def test_a_pool_of_two_linking_workers_gives_the_same_bytes_and_resumes(tmp_path
     def cfg(w):  # one index (its manifest records the config it was built with), two outputs
         return _cfg(tmp_path, **{"kg.shard_size": 3, "run.workers": w, "kg.structured": ["wikipedia_infobox"]})
 
-    build_index(cfg(1), concepts_path=FIX / "concepts.jsonl")
+    build_index(cfg(1), concepts_path=concepts)
     results = {w: A.assemble(cfg(w), **inputs, out=tmp_path / f"w{w}") for w in (1, 2)}
     # 14 extractions in shards of 3: 5 shards, over POOL_MIN_SHARDS
     assert used == [2]  # one worker links in process, two in a pool
@@ -499,8 +501,13 @@ def test_a_pool_of_two_linking_workers_gives_the_same_bytes_and_resumes(tmp_path
         assert one[name] == two[name], name
     assert results[1].counts == results[2].counts and results[2].counts["link_extractions"] == 14
     man = {w: json.loads((results[w].out / "manifest.json").read_text())["linking"] for w in (1, 2)}
-    assert man[1] == {"engine": "local", "where": "process", "workers": 1, "shards": 5, "shards_resumed": 0}
-    assert man[2] == {"engine": "local", "where": "pool", "workers": 2, "shards": 5, "shards_resumed": 0}
+    # the structured pages too: by a worker of the pool, so the driver loads no linker
+    assert man[1] == {"engine": "local", "where": "process", "workers": 1, "shards": 5, "shards_resumed": 0,
+                      "structured": "process"}
+    assert man[2] == {"engine": "local", "where": "pool", "workers": 2, "shards": 5, "shards_resumed": 0,
+                      "structured": "pool"}
+    assert results[2].counts["link_structured_pairs"] == results[2].counts["link_structured_linked"] == 1
+    assert b'"wikipedia_infobox"' in one["linked/structured.jsonl"]
 
     # a partial run: shards 1 to 4 lost; the pool relinks only those, to the same bytes
     linked = results[2].out / "linked"
@@ -527,3 +534,30 @@ def test_a_pool_worker_that_cannot_load_the_linker_reports_why(tmp_path, monkeyp
         A.assemble(cfg, extractions=FIX / "extractions.jsonl", corpus=FIX / "corpus.jsonl",
                    concepts=FIX / "concepts.jsonl")
     assert used == [1]  # raised in a worker, reported as the in-process error
+
+
+def test_the_structured_pages_fall_back_to_the_driver_when_a_worker_cannot_link_them(caplog):
+    """``_structured_on`` asks one worker for the structured pages after the shards; a failure
+    there is logged and leaves ``tail_result`` unset, so the driver links them itself."""
+
+    class Pool:
+        def __init__(self, answer):
+            self.answer, self.calls = answer, []
+
+        def call(self, method, *args):
+            self.calls.append((method, args))
+            if isinstance(self.answer, Exception):
+                raise self.answer
+            return self.answer
+
+    state = {"tail": ("corpus.jsonl",)}
+    ok = Pool(("text\n", {"structured_pairs": 1}))
+    A._structured_on(ok, state)
+    assert ok.calls == [("structured", ("corpus.jsonl",))] and state["tail_result"] == ("text\n", {"structured_pairs": 1})
+    state = {"tail": ("corpus.jsonl",)}
+    with caplog.at_level("WARNING"):
+        A._structured_on(Pool(RuntimeError("worker died")), state)
+    assert "tail_result" not in state and "linking them here" in caplog.text
+    idle = Pool(None)
+    A._structured_on(idle, {})  # nothing asked: no call
+    assert idle.calls == []
