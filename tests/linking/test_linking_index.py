@@ -350,3 +350,24 @@ def test_a_loaded_flat_index_is_mapped_from_its_file_not_copied(built):
     queries = copy.reconstruct_n(0, 30)
     assert [a.tolist() for a in index.search(queries, 5)] == [a.tolist() for a in copy.search(queries, 5)]
     assert np.array_equal(index.reconstruct_n(0, len(surfaces)), copy.reconstruct_n(0, len(surfaces)))
+
+
+def test_a_loaded_index_shares_its_qids_and_class_lists_between_records(built):
+    """``read_index_files`` gives the files' values, with each QID one string object and the
+    QID lists as tuples shared by the records that hold the same list (less memory per linker)."""
+    from causalkg.linking.index import compact_record, read_index_files
+
+    folder = built / "data" / "linking"
+    _, surfaces, concepts = read_index_files(folder)
+    on_disk = [json.loads(x) for x in (folder / "concepts.jsonl").read_text().splitlines()]
+    assert [{k: list(v) if isinstance(v, tuple) else v for k, v in c.items()} for c in concepts] == on_disk
+    assert surfaces == [json.loads(x) for x in (folder / "surfaces.jsonl").read_text().splitlines()]
+    assert all(isinstance(c["instance_of"], tuple) for c in concepts)
+    lists: dict = {}
+    for c in concepts:
+        first = lists.setdefault(c["instance_of"], c["instance_of"])
+        assert first is c["instance_of"]  # equal lists are one object
+    assert len(lists) < len(concepts)
+    by_id = {c["id"]: c["id"] for c in concepts}
+    assert all(s["qid"] is by_id[s["qid"]] for s in surfaces if s["qid"] in by_id)
+    assert compact_record("not a record", {}) == "not a record"
