@@ -200,7 +200,8 @@ def test_per_class_breakdown_and_marked_base_pairs_with_labels(tmp_path, base):
     assert by["Q1"]["full_recall"] == pytest.approx(0.5) and by["Q1"]["class_label"] == "q1"
     assert (by["Q4"]["class_hits"], by["Q4"]["instance_recall"], by["Q4"]["full_recall"]) == (0, 1.0, 0.5)
     pairs = {(p["view"], p["cause"]["id"], p["effect"]["id"]): p for p in res.pairs}
-    assert len(pairs) == 5
+    assert len(pairs) == 5 == len(res.pairs)
+    assert list(res.pairs) == list(res.pairs)  # made as read, the same rows each time
     shared = pairs[("instances", "Q10", "Q20")]
     assert shared["found"] and [g["id"] for g in shared["base_classes"]] == ["Q1", "Q4"]
     assert shared["cause"]["label"] == "q10"
