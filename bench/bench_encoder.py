@@ -16,8 +16,8 @@ texts the CPU rows take (the first ones of the same list). ``BENCH_ENCODER_MODEL
 the GPU rows (default ``256:2048,1024:16384,4096:65536``; the first is the default setting).
 ``BENCH_ENCODER_JSON=FILE`` writes the figures.
 
-Rows: on the CPU, the default backend (``linking.backend``: ONNX Runtime where installed) and
-PyTorch float32, at the default setting; where CUDA is there, float32, bfloat16 and float16 at
+Rows: on the CPU, PyTorch float32 and, where it is installed, ONNX Runtime, at the first pass
+setting (the default); where CUDA is there, float32, bfloat16 and float16 at
 each pass setting. Each row loads the model ("load s"), encodes once to warm up and then times
 the best of ``BENCH_ENCODER_REPEATS`` (2) encodes of its texts. "tokenize s" is the fast
 tokenizer's share (run once per row, outside the timing). "max |diff|": the largest difference

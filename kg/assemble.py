@@ -542,8 +542,9 @@ def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any]
     shard order, so ``linked/`` is the same bytes whichever links.
 
     ``tail``: ``{"args": (corpus path,)}`` asks the pool or the actors, when they run, for the
-    structured pages too (``LinkWorker.structured``) before they close; their answer goes to
-    ``tail["result"]`` (absent when no pool ran or the call failed: the caller links them)."""
+    structured pages too (``LinkWorker.structured``, via ``_structured_on``) before they close;
+    their answer goes to ``tail["result"]`` (absent when no pool ran or the call failed: the
+    caller links them)."""
     from causalkg.distributed import engine_of
 
     counts = LinkCounts()
@@ -598,12 +599,9 @@ def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any]
                 runner = _ray_link if engine == "ray" else _pool_link_all
                 where = "ray" if engine == "ray" else "pool"
                 lazy.linked_elsewhere = True
-                if tail is not None:
-                    state["tail"] = tail["args"]
+                state["tail"] = tail
                 for (i, key, shard), result in runner(lazy, chain(todo, it), workers, state):
                     finished(i, key, shard, *result)
-                if tail is not None and "tail_result" in state:
-                    tail["result"] = state["tail_result"]
     finally:
         bar.close()
         if run is not None:
@@ -631,13 +629,14 @@ def _pool_link_all(lazy: _Linking, jobs: Iterable[tuple[int, str, list[Extractio
 
 
 def _structured_on(pool: Any, state: dict[str, Any]) -> None:
-    """The structured pages (``state["tail"]``: the corpus path) linked by one worker or actor
-    of ``pool``, into ``state["tail_result"]``; a failure is logged and leaves them to the
-    driver."""
-    if state.get("tail") is None:
+    """The structured pages asked for in ``state["tail"]`` (``{"args": (corpus path,)}``, see
+    ``_link_extraction_shards``) linked by one worker or actor of ``pool``, into its ``result``;
+    a failure is logged and leaves them to the driver."""
+    tail = state.get("tail")
+    if tail is None:
         return
     try:
-        state["tail_result"] = pool.call("structured", *state["tail"])
+        tail["result"] = pool.call("structured", *tail["args"])
     except Exception as exc:  # noqa: BLE001 - the driver links them instead, and reports its own error
         log.warning("linking the structured pages on a worker failed (%s); linking them here", exc)
 

@@ -538,7 +538,7 @@ def test_a_pool_worker_that_cannot_load_the_linker_reports_why(tmp_path, monkeyp
 
 def test_the_structured_pages_fall_back_to_the_driver_when_a_worker_cannot_link_them(caplog):
     """``_structured_on`` asks one worker for the structured pages after the shards; a failure
-    there is logged and leaves ``tail_result`` unset, so the driver links them itself."""
+    there is logged and leaves the tail's ``result`` unset, so the driver links them itself."""
 
     class Pool:
         def __init__(self, answer):
@@ -550,14 +550,14 @@ def test_the_structured_pages_fall_back_to_the_driver_when_a_worker_cannot_link_
                 raise self.answer
             return self.answer
 
-    state = {"tail": ("corpus.jsonl",)}
+    tail = {"args": ("corpus.jsonl",)}
     ok = Pool(("text\n", {"structured_pairs": 1}))
-    A._structured_on(ok, state)
-    assert ok.calls == [("structured", ("corpus.jsonl",))] and state["tail_result"] == ("text\n", {"structured_pairs": 1})
-    state = {"tail": ("corpus.jsonl",)}
+    A._structured_on(ok, {"tail": tail})
+    assert ok.calls == [("structured", ("corpus.jsonl",))] and tail["result"] == ("text\n", {"structured_pairs": 1})
+    tail = {"args": ("corpus.jsonl",)}
     with caplog.at_level("WARNING"):
-        A._structured_on(Pool(RuntimeError("worker died")), state)
-    assert "tail_result" not in state and "linking them here" in caplog.text
+        A._structured_on(Pool(RuntimeError("worker died")), {"tail": tail})
+    assert "result" not in tail and "linking them here" in caplog.text
     idle = Pool(None)
     A._structured_on(idle, {})  # nothing asked: no call
     assert idle.calls == []
