@@ -22,13 +22,13 @@ import json
 import shutil
 import urllib.parse
 from collections import defaultdict
-from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable
 
 import pyoxigraph as ox
 
 from causalkg.contracts import QID_RE
+from causalkg.ntriples import bulk_load_slices
 from causalkg.errors import ConfigError, SchemaError, SourceError
 from causalkg.corpus.queries import ENTITY_PREFIX, Query, qid_key
 from causalkg.corpus.sparql import QueryStats
@@ -102,11 +102,7 @@ class SnapshotEngine:
         folder.parent.mkdir(parents=True, exist_ok=True)
         store = ox.Store(str(folder))
         with self._open() as fh:
-            while True:
-                lines = list(islice(fh, LOAD_SLICE_LINES))
-                if not lines:
-                    break
-                store.bulk_load(input=b"".join(lines), format=ox.RdfFormat.N_TRIPLES)
+            bulk_load_slices(store, fh, lines=LOAD_SLICE_LINES)
         store.flush()
         (folder / ".loaded").write_text("ok\n")
         return store

@@ -35,6 +35,7 @@ from causalkg.contracts import BaseKGLine
 from causalkg.errors import ConfigError, SourceError, StoreError
 from causalkg.jsonl import read_jsonl
 from causalkg.layout import Layout, default_paths, kg_dir
+from causalkg.ntriples import bulk_load_slices
 from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.tables import render_table
 from causalkg.kg import rdf
@@ -44,6 +45,9 @@ from causalkg.kg.rdf import staging_iri
 log = logging.getLogger(__name__)
 
 QUERY_FORMATS = ("table", "md", "csv", "json")
+# N-Triples lines per bulk load (causalkg.ntriples): Oxigraph's loader holds a call's triples in
+# memory while it sorts them, and a KG's files hold up to kg.nt_chunk_triples (500,000) each.
+BULK_LOAD_LINES = 100_000
 
 
 def store_dir(cfg: Config) -> Path:
@@ -157,8 +161,9 @@ def load_graph(store: Any, g: GraphFiles) -> int:
     in it; raises StoreError when it is not ``g.triples``.
 
     Into a graph that is empty (the export's fresh, unpublished generation: readers see the new
-    store only when it is published whole), the files are bulk-loaded straight into the graph:
-    memory stays bounded by the loader, whatever the graph's size. A graph that already holds
+    store only when it is published whole), the files are bulk-loaded straight into the graph,
+    ``BULK_LOAD_LINES`` lines per call: memory stays bounded by that slice, whatever the graph's
+    or a file's size. A graph that already holds
     triples is replaced atomically inside this store instead (bulk load into a staging graph,
     then one update that drops the old graph and moves the new one in); that transaction holds
     the whole graph in memory (about 3 GB per million triples), which the export avoids."""
@@ -171,10 +176,11 @@ def load_graph(store: Any, g: GraphFiles) -> int:
     into = target if direct else staging
     for path in g.files:
         try:
-            store.bulk_load(path=str(path), format=pyoxigraph.RdfFormat.N_TRIPLES, to_graph=into)
+            with open(path, "rb") as fh:
+                bulk_load_slices(store, fh, to_graph=into, lines=BULK_LOAD_LINES)
         except SyntaxError as exc:
             store.remove_graph(into)
-            raise StoreError(f"{path}: Oxigraph cannot parse it: {exc}", hint="run causalkg kg assemble --force") from None
+            raise StoreError(f"{path}:{exc.lineno}: Oxigraph cannot parse it: {getattr(exc, 'reason', exc)}", hint="run causalkg kg assemble --force") from None
     faults.point("export.graph-staged")
     if not direct:
         # Terms printed by pyoxigraph are valid SPARQL IRIs (<...>), escaped by the library.

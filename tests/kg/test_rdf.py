@@ -208,6 +208,32 @@ def test_base_kg_rdf_holds_every_reference_pair(tmp_path):
     assert g.value(rdf.WD.Q7944, RDFS.label) == Literal("earthquake", lang="en")
 
 
+def test_base_kg_blocks_give_each_triple_once_in_order_whatever_the_block_size(monkeypatch):
+    """The Base KG's triples, deduplicated by plain keys and cut into blocks of at most about
+    BASE_KG_BLOCK triples, are exactly the first occurrences of the triples every line states."""
+    lines = list(read_jsonl(WIKICAUSAL / "base-kg-v1.jsonl", BaseKGLine))
+    opts = rdf.RdfOptions()
+    stated = []
+    for line in lines:
+        for ev_c in line.consequences:
+            for qid, label, kind in [(line.event.id, line.event.label, rdf.CK.ClassConcept), (ev_c.id, ev_c.label, rdf.CK.ClassConcept)]:
+                stated += [(rdf.entity(qid), RDF.type, kind)] + ([(rdf.entity(qid), RDFS.label, Literal(label, lang="en"))] if label else [])
+            stated.append((rdf.entity(line.event.id), rdf.CK.causes, rdf.entity(ev_c.id)))
+            for ex in ev_c.examples:
+                for end in (ex.cause, ex.effect):
+                    stated += [(rdf.entity(end.id), RDF.type, rdf.CK.InstanceConcept)]
+                    stated += [(rdf.entity(end.id), RDFS.label, Literal(end.label, lang="en"))] if end.label else []
+                stated.append((rdf.entity(ex.cause.id), rdf.CK.causes, rdf.entity(ex.effect.id)))
+    first = list(dict.fromkeys(stated))
+    assert len(first) < len(stated)  # the bundled Base KG repeats its concepts
+    whole = [t for b in rdf.base_kg_blocks(lines, opts) for t in b]
+    assert whole == first
+    monkeypatch.setattr(rdf, "BASE_KG_BLOCK", 7)
+    blocks = list(rdf.base_kg_blocks(lines, opts))
+    assert [t for b in blocks for t in b] == first
+    assert len(blocks) > len(lines) and max(map(len, blocks)) <= 7 + 4  # a consequence or an example adds 5 at most
+
+
 # --- the writer's own Turtle and N-Triples: rdflib's bytes, rdflib's fallback --------------------
 
 def _shapes() -> list[rdf.Triple]:

@@ -141,6 +141,30 @@ def test_load_graph_replaces_a_graph_that_holds_triples_in_place(tmp_path):
         plan.cleanup()
 
 
+def test_load_graph_loads_in_slices_and_names_a_bad_line(tmp_path, monkeypatch):
+    """The export bulk-loads each N-Triples file in slices of BULK_LOAD_LINES lines (memory
+    bounded by the slice): every triple lands; a line Oxigraph cannot parse is named as
+    file:line in the whole file, and the half-loaded graph is removed."""
+    cfg = _project(tmp_path)
+    monkeypatch.setattr(K, "BULK_LOAD_LINES", 7)
+    plan = K.plan_export(cfg, with_base_kg=False)
+    try:
+        g = plan.graphs[0]
+        assert g.triples > 3 * 7
+        st = pyoxigraph.Store()
+        assert K.load_graph(st, g) == g.triples
+        broken = tmp_path / "broken.nt"
+        lines = g.files[0].read_text(encoding="utf-8").splitlines(keepends=True)
+        lines[16] = '<http://example.org/s> <http://example.org/p> "unclosed .\n'  # line 17
+        broken.write_text("".join(lines), encoding="utf-8")
+        fresh = pyoxigraph.Store()
+        with pytest.raises(K.StoreError, match=rf"{re.escape(str(broken))}:17: Oxigraph cannot parse it"):
+            K.load_graph(fresh, K.GraphFiles(g.graph, [broken], g.triples, "x"))
+        assert not list(fresh)
+    finally:
+        plan.cleanup()
+
+
 def _doc_queries() -> dict[str, str]:
     text = (REPO / "docs" / "kg.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```sparql\n(.*?)```", text, flags=re.S)
