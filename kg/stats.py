@@ -10,6 +10,7 @@ the notebook.
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -286,10 +287,15 @@ def summary(cfg: Config, *, kg: str | Path | None = None, top: int | None = None
     n = int(top if top is not None else cfg["kg"]["top"])
     best: list[dict[str, Any]] = []
     with reading_kg(folder) as (view, manifest):  # one generation, checked: never a mix of two builds
-        every = {e.edge_id: e for e in read_edges(view / PAIRS_FILE)}
-    for e in sorted(every.values(), key=edge_rank)[:n]:
+        # The KG is streamed, never held: the n best edges (heapq.nsmallest is sorted()[:n],
+        # ties in file order), then, for a lifted edge among them, the instance edges it was
+        # lifted from (its evidence), in a second pass read only when one is there.
+        top_edges = heapq.nsmallest(n, read_edges(view / PAIRS_FILE), key=edge_rank)
+        wanted = {x.edge_id for e in top_edges if not e.mentions for x in e.examples}
+        sources = {e.edge_id: e for e in read_edges(view / PAIRS_FILE) if e.edge_id in wanted} if wanted else {}
+    for e in top_edges:
         row = _edge_row(e)
-        row["evidence"] = evidence_of(e, every)
+        row["evidence"] = evidence_of(e, sources)
         best.append(row)
     return KGSummary(dict(manifest.get("counts", {})), best, store_counts(cfg), str(folder))
 

@@ -124,6 +124,18 @@ def test_summary_cli(cli, project):
     assert doc["store"]["https://w3id.org/causalkg/graph/kg"] == doc["counts"]["triples"]
 
 
+def test_summary_streams_the_kg_and_gives_the_best_edges_of_a_full_sort(project):
+    """summary keeps only the n best edges (and a lifted edge's sources) while it reads: what it
+    gives is what sorting every edge and looking evidence up among all of them gives."""
+    _, cfg = project
+    every = {e.edge_id: e for e in S.load_edges(cfg)}
+    assert any(not e.mentions for e in every.values())  # a lifted edge, whose evidence is a source's
+    for top in (1, 3, 13, 50):
+        want = [S._edge_row(e) | {"evidence": S.evidence_of(e, every)}
+                for e in sorted(every.values(), key=S.edge_rank)[:top]]
+        assert S.summary(cfg, top=top).top == want
+
+
 def test_notebook_helpers(project):
     _, cfg = project
     edges = S.load_edges(cfg)
