@@ -47,6 +47,7 @@ from causalkg.linking.index import (
     BUILD_HINT,
     RANGE_MIN,
     IvfBounds,
+    SurfaceRows,
     build_settings,
     collect_vocabulary,
     concepts_changed,
@@ -93,7 +94,7 @@ class Linker:
         self,
         *,
         index: Any,
-        surfaces: list[dict],
+        surfaces: Sequence[dict],
         concepts: list[dict],
         cfg: Config,
         model_fingerprint: str | None = None,
@@ -103,7 +104,8 @@ class Linker:
     ):
         lk = cfg["linking"]
         self.index = index
-        self.surfaces = surfaces
+        # the rows as columns (SurfaceRows): a linker at 250,000 rows holds no dict per row
+        self.surfaces = surfaces if isinstance(surfaces, SurfaceRows) else SurfaceRows(surfaces)
         self.concepts: dict[str, dict] = {c["id"]: c for c in concepts}
         self.model_id: str = lk["model"]
         self.model_fingerprint = model_fingerprint
@@ -121,16 +123,16 @@ class Linker:
         self.ivf_nprobe = int(lk["ivf_nprobe"])
         self.folder = folder
         self._encoder = encoder
-        self.row_qid = np.array([s["qid"] for s in surfaces], dtype=object)
+        self.row_qid = np.array(self.surfaces.qid, dtype=object)
         self._ranking: tuple[dict[str, int], np.ndarray, np.ndarray] | None = None  # _row_ranking()
         self._rows_of: dict[str, list[int]] = defaultdict(list)
-        for row, s in enumerate(surfaces):
-            self._rows_of[s["qid"]].append(row)
+        for row, qid in enumerate(self.surfaces.qid):
+            self._rows_of[qid].append(row)
         # Exact-match tables: a surface's own folded form, and (second) the form without a
         # leading article. A phrase key is looked up in the first table, then the second.
         self._exact: tuple[dict[str, list[int]], dict[str, list[int]]] = (defaultdict(list), defaultdict(list))
-        for row, s in enumerate(surfaces):
-            keys = surface_keys(s["surface"])
+        for row, surface in enumerate(self.surfaces.surface):
+            keys = surface_keys(surface)
             if keys:
                 self._exact[0][keys[0]].append(row)
             for key in keys[1:]:
@@ -287,12 +289,12 @@ class Linker:
                     continue
                 best: dict[str, tuple[int, bool]] = {}
                 for row in rows:
-                    qid = self.surfaces[row]["qid"]
+                    qid = self.surfaces.qid[row]
                     if allowed is not None and qid not in allowed:
                         continue
-                    if not _acronym_written(self.surfaces[row]["surface"], norm.original):
+                    if not _acronym_written(self.surfaces.surface[row], norm.original):
                         continue
-                    primary = bool(self.surfaces[row].get("primary"))
+                    primary = bool(self.surfaces.primary[row])
                     if qid not in best or (primary and not best[qid][1]):
                         best[qid] = (row, primary)
                 if best:
@@ -379,7 +381,7 @@ class Linker:
 
     def _candidate(self, qid: str, row: int, sim: float, score: float, bonus: float, match: str) -> Candidate:
         concept = self.concepts[qid]
-        surface = self.surfaces[row]["surface"]
+        surface = self.surfaces.surface[row]
         extra = {"bonus": round(bonus, 6), "similarity": round(float(sim), 6)} if bonus else {}
         return Candidate(qid=qid, label=concept.get("label") or surface, surface=surface,
                          score=round(float(score), 6), kind=concept["kind"], match=match, **extra)

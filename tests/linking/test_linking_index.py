@@ -353,15 +353,20 @@ def test_a_loaded_flat_index_is_mapped_from_its_file_not_copied(built):
 
 
 def test_a_loaded_index_shares_its_qids_and_class_lists_between_records(built):
-    """``read_index_files`` gives the files' values, with each QID one string object and the
-    QID lists as tuples shared by the records that hold the same list (less memory per linker)."""
-    from causalkg.linking.index import compact_record, read_index_files
+    """``read_index_files`` gives the files' values, with each QID one string object, the
+    QID lists as tuples shared by the records that hold the same list and the surface rows as
+    columns (less memory per linker)."""
+    from causalkg.linking.index import SurfaceRows, compact_record, read_index_files
 
     folder = built / "data" / "linking"
     _, surfaces, concepts = read_index_files(folder)
     on_disk = [json.loads(x) for x in (folder / "concepts.jsonl").read_text().splitlines()]
     assert [{k: list(v) if isinstance(v, tuple) else v for k, v in c.items()} for c in concepts] == on_disk
-    assert surfaces == [json.loads(x) for x in (folder / "surfaces.jsonl").read_text().splitlines()]
+    rows = [json.loads(x) for x in (folder / "surfaces.jsonl").read_text().splitlines()]
+    assert surfaces == rows and list(surfaces) == rows and surfaces[1:3] == rows[1:3]
+    # held as columns, no dict per row: the QIDs, the surface forms, the primary flags
+    assert isinstance(surfaces, SurfaceRows) and surfaces.surface == [r["surface"] for r in rows]
+    assert list(surfaces.primary) == [int(r["primary"]) for r in rows] and any(surfaces.primary)
     assert all(isinstance(c["instance_of"], tuple) for c in concepts)
     lists: dict = {}
     for c in concepts:
