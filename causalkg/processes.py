@@ -59,7 +59,7 @@ def process_pool(max_workers: int, mp_context: Any = None) -> ProcessPoolExecuto
                                initializer=die_with_parent, initargs=(os.getpid(),))
 
 
-__all__ = ["die_with_parent", "process_pool"]
+__all__ = ["WorkerPool", "die_with_parent", "process_pool"]
 
 
 # --- a pool of spawned processes, each holding one object built once (a model, a linker) ---
