@@ -15,7 +15,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from causalkg.config import Config
 from causalkg.contracts import BaseKGLine, KGEdge, KGMention
@@ -42,6 +42,17 @@ def load_edges(cfg: Config | None = None, *, kg: str | Path | None = None, level
     # One generation, checked against its manifest: never a mix of two builds.
     with reading_kg(folder) as (view, _):
         return [e for e in read_edges(view / PAIRS_FILE) if level == "all" or e.level == level]
+
+
+def _each_edge(cfg: Config | None, kg: str | Path | None) -> Iterator[KGEdge]:
+    """Every edge of the KG, one at a time (``load_edges`` without the list): the generation
+    is held while the caller reads."""
+    folder = Path(kg) if kg is not None else kg_dir(cfg)  # type: ignore[arg-type]
+    if not (folder / "manifest.json").exists():
+        yield from read_edges(folder / PAIRS_FILE)
+        return
+    with reading_kg(folder) as (view, _):
+        yield from read_edges(view / PAIRS_FILE)
 
 
 def to_networkx(edges: Iterable[KGEdge]):
@@ -172,17 +183,23 @@ def stats(cfg: Config, *, kg: str | Path | None = None, base_kg: str | Path | No
     if level not in LEVELS:
         raise ConfigError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
     top = int(top if top is not None else cfg["kg"]["top"])
-    every = load_edges(cfg, kg=kg)
-    edges = [e for e in every if level == "all" or e.level == level]
-    by_id = {e.edge_id: e for e in every}
+    # The KG is read once and not held: each edge without its mentions (the sentence texts are
+    # most of an edge), and each edge's sentences as (document, start, end) keys, by edge id.
+    own: dict[str, frozenset[tuple[str, int, int]]] = {}
+    edges: list[KGEdge] = []
+    for e in _each_edge(cfg, kg):
+        own[e.edge_id] = frozenset((m.doc_id, m.sentence.start, m.sentence.end) for m in e.mentions)
+        if level == "all" or e.level == level:
+            edges.append(e.model_copy(update={"mentions": []}))
     g = to_networkx(edges)
     notes: list[str] = []
 
     # A node's support: the distinct sentences behind its edges (one sentence behind two of its
-    # edges, or behind an instance edge and the class edge lifted from it, counts once).
+    # edges, or behind an instance edge and the class edge lifted from it, counts once): what
+    # ``sentence_keys`` gives with every edge at hand.
     sentences: dict[str, dict[str, set]] = {"out": {}, "in": {}}
     for e in edges:
-        keys = sentence_keys(e, by_id)
+        keys = set(own[e.edge_id]).union(*(own[x.edge_id] for x in e.examples if x.edge_id in own))
         sentences["out"].setdefault(e.cause.id[0], set()).update(keys)
         sentences["in"].setdefault(e.effect.id[0], set()).update(keys)
 

@@ -96,6 +96,24 @@ def test_stats_cli(cli, project):
     assert "| label | id | kind | edges | sentences |" in r.out
 
 
+def test_stats_reads_the_kg_without_holding_its_mentions_and_counts_the_same_sentences(project):
+    """stats keeps each edge without its mentions and their sentences as keys: every node's
+    support is what sentence_keys gives with all edges (lifted edges' sources included) at hand."""
+    _, cfg = project
+    every = S.load_edges(cfg)
+    by_id = {e.edge_id: e for e in every}
+    assert any(not e.mentions and e.examples for e in every)  # a lifted edge: its sentences are its sources'
+    for level in ("all", "class", "mixed"):
+        want = {"out": {}, "in": {}}
+        for e in every:
+            if level == "all" or e.level == level:
+                want["out"].setdefault(e.cause.id[0], set()).update(S.sentence_keys(e, by_id))
+                want["in"].setdefault(e.effect.id[0], set()).update(S.sentence_keys(e, by_id))
+        s = S.stats(cfg, level=level, top=100)
+        assert {r["id"]: r["sentences"] for r in s.top_causes} == {k: len(v) for k, v in want["out"].items()}
+        assert {r["id"]: r["sentences"] for r in s.top_effects} == {k: len(v) for k, v in want["in"].items()}
+
+
 def test_stats_and_summary_cli_errors(cli, tmp_path):
     r = cli("kg", "stats", cwd=tmp_path)
     assert r.code == 1
