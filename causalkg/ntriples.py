@@ -7,9 +7,9 @@ per line, so a file can be cut at any line; ``bulk_load_slices`` does that and r
 error at its line in the whole file, not in the slice.
 
 One limit: each ``bulk_load`` call renames the blank nodes it reads, so a blank node label that
-appears in two slices becomes two nodes. Use it for files without blank nodes (every file this
-toolkit writes: the KG's and the Base KG's N-Triples, the Wikidata snapshot); copy graphs that
-may hold them in one call (``kg.store.copy_other_graphs``).
+appears in two slices becomes two nodes. Use it for files without blank nodes (the KG's and the
+Base KG's N-Triples this toolkit writes, the Wikidata snapshot and the generated worlds' N-Triples);
+copy graphs that may hold them in one call (``kg.store.copy_other_graphs``).
 
 Flow: ``kg.store.load_graph`` (the export) and ``corpus.snapshot.SnapshotEngine`` (the on-disk
 snapshot store) call it.

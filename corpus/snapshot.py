@@ -28,8 +28,8 @@ from typing import Any, Iterable
 import pyoxigraph as ox
 
 from causalkg.contracts import QID_RE
-from causalkg.ntriples import bulk_load_slices
 from causalkg.errors import ConfigError, SchemaError, SourceError
+from causalkg.ntriples import bulk_load_slices
 from causalkg.corpus.queries import ENTITY_PREFIX, Query, qid_key
 from causalkg.corpus.sparql import QueryStats
 

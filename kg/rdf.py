@@ -402,7 +402,7 @@ def base_kg_blocks(lines: Iterable[BaseKGLine], options: RdfOptions) -> Iterator
         for c in line.consequences:
             causes(block, event, labelled(block, c.id, c.label, 0))
             for ex in c.examples:
-                if len(block) >= BASE_KG_BLOCK:  # one line (one event class) can hold 100,000s
+                if len(block) >= BASE_KG_BLOCK:  # one line (one event class) can hold tens of thousands
                     yield block
                     block = []
                 a = labelled(block, ex.cause.id, ex.cause.label, 1)

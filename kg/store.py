@@ -35,8 +35,8 @@ from causalkg.contracts import BaseKGLine
 from causalkg.errors import ConfigError, SourceError, StoreError
 from causalkg.jsonl import read_jsonl
 from causalkg.layout import Layout, default_paths, kg_dir
-from causalkg.ntriples import bulk_load_slices
 from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
+from causalkg.ntriples import bulk_load_slices
 from causalkg.tables import render_table
 from causalkg.kg import rdf
 from causalkg.kg.kgfiles import MANIFEST_FILE, reading_kg
@@ -163,10 +163,11 @@ def load_graph(store: Any, g: GraphFiles) -> int:
     Into a graph that is empty (the export's fresh, unpublished generation: readers see the new
     store only when it is published whole), the files are bulk-loaded straight into the graph,
     ``BULK_LOAD_LINES`` lines per call: memory stays bounded by that slice, whatever the graph's
-    or a file's size. A graph that already holds
-    triples is replaced atomically inside this store instead (bulk load into a staging graph,
-    then one update that drops the old graph and moves the new one in); that transaction holds
-    the whole graph in memory (about 3 GB per million triples), which the export avoids."""
+    or a file's size. A graph that already holds triples is replaced atomically inside this
+    store instead (bulk load into a staging graph, then one update that drops the old graph and
+    moves the new one in); that transaction holds the whole graph in memory (about 3 GB per
+    million triples), which the export avoids. A line Oxigraph cannot parse is a StoreError
+    naming it as ``file:line``."""
     import pyoxigraph
 
     target = pyoxigraph.NamedNode(g.graph)
@@ -180,7 +181,8 @@ def load_graph(store: Any, g: GraphFiles) -> int:
                 bulk_load_slices(store, fh, to_graph=into, lines=BULK_LOAD_LINES)
         except SyntaxError as exc:
             store.remove_graph(into)
-            raise StoreError(f"{path}:{exc.lineno}: Oxigraph cannot parse it: {getattr(exc, 'reason', exc)}", hint="run causalkg kg assemble --force") from None
+            raise StoreError(f"{path}:{exc.lineno}: Oxigraph cannot parse it: {getattr(exc, 'reason', exc)}",
+                             hint="run causalkg kg assemble --force") from None
     faults.point("export.graph-staged")
     if not direct:
         # Terms printed by pyoxigraph are valid SPARQL IRIs (<...>), escaped by the library.
