@@ -8,11 +8,12 @@ error at its line in the whole file, not in the slice.
 
 One limit: each ``bulk_load`` call renames the blank nodes it reads, so a blank node label that
 appears in two slices becomes two nodes. Use it for files without blank nodes (the KG's and the
-Base KG's N-Triples this toolkit writes, the Wikidata snapshot and the generated worlds' N-Triples);
-copy graphs that may hold them in one call (``kg.store.copy_other_graphs``).
+Base KG's N-Triples this toolkit writes, the triples it converts from the Wikidata JSON dump, the
+Wikidata snapshot, the generated worlds' N-Triples); copy graphs that may hold them in one call
+(``kg.store.copy_other_graphs``).
 
-Flow: ``kg.store.load_graph`` (the export) and ``corpus.snapshot.SnapshotEngine`` (the on-disk
-snapshot store) call it.
+Flow: ``kg.store.load_graph`` (the export), ``corpus.snapshot.SnapshotEngine`` (the on-disk
+snapshot store) and ``corpus.jsondump`` (the JSON dump's store) call it.
 """
 
 from __future__ import annotations

@@ -45,6 +45,7 @@ import pyoxigraph as ox
 
 from causalkg.errors import SourceError
 from causalkg.jsonl import atomic_write
+from causalkg.ntriples import bulk_load_slices
 from causalkg.corpus.queries import ENTITY_PREFIX, Query
 from causalkg.corpus.sparql import QueryStats
 
@@ -321,7 +322,9 @@ class JsonDumpEngine:
             shutil.rmtree(self.store_path, ignore_errors=True)
             store = ox.Store(str(self.store_path))
             with gzip.open(self.triples_path, "rb") as fh:
-                store.bulk_load(input=fh, format=ox.RdfFormat.N_TRIPLES)
+                # in slices: one call holds what it is given while it sorts it, and the
+                # converted triples grow with the dump's kept entities (no blank nodes in them)
+                bulk_load_slices(store, fh)
             store.flush()
             (self.store_path / ".loaded").write_text("ok\n")
             self.store = store
