@@ -417,12 +417,13 @@ def _link_all(
     structured = bool(opts["structured"]) and inp.corpus.is_file()
     # The structured pages go to a worker of the pool (or an actor) when one runs: it has the
     # linker loaded, and the driver, which holds more than a worker, then never loads one.
-    tail = {"args": (str(inp.corpus),)} if structured and not _structured_done(shards) else None
+    done = _structured_done(shards) if structured else None
+    tail = {"args": (str(inp.corpus),)} if structured and done is None else None
     paths, counts, info = _link_extraction_shards(shards, lazy, opts, inp.source, lenient=lenient, stats=stats,
                                                   hook=hook, progress_mode=cfg["run"]["progress"], run=run,
                                                   tail=tail)
     if structured:
-        path, c = _link_structured_pages(shards, lazy, opts, inp.corpus, lenient=lenient,
+        path, c = _link_structured_pages(shards, lazy, inp.corpus, done=done,
                                          result=(tail or {}).get("result"), run=run)
         counts.structured_pairs += c.extractions
         counts.structured_linked += c.linked
@@ -674,21 +675,24 @@ def _write_linked_shard(shards: Shards, key: str, i: int, size: int, text: str, 
     shards.finish(key, {"shard": i, "size": size, "counts": counts, "linker": info})
 
 
-def _structured_done(shards: Shards) -> bool:
-    return shards.done("structured") is not None and shards.path("structured").is_file()
+def _structured_done(shards: Shards) -> dict[str, Any] | None:
+    """The ``structured`` checkpoint of an earlier run (its record), or None when it is not
+    finished (no record, or its file gone)."""
+    done = shards.done("structured")
+    return done if done is not None and shards.path("structured").is_file() else None
 
 
-def _link_structured_pages(shards: Shards, lazy: _Linking, opts: dict[str, Any], corpus_path: Path, *,
-                           lenient: bool, result: tuple[str, dict[str, Any]] | None = None,
+def _link_structured_pages(shards: Shards, lazy: _Linking, corpus_path: Path, *,
+                           done: dict[str, Any] | None = None, result: tuple[str, dict[str, Any]] | None = None,
                            run: dict[str, Any] | None = None) -> tuple[Path, LinkCounts]:
     """The structured pairs of the corpus pages (``kg.structured``), linked once and checkpointed
-    as ``structured``: ``result`` when a worker linked them (``_structured_on``), else linked
-    here. Provenance comes from the corpus documents only when a shard was linked in this run
-    (here or by a worker: then they are loaded here too). ``run`` (the manifest's ``linking``)
-    gets ``structured``: where they were linked, when in this run."""
+    as ``structured``: kept when ``done`` (``_structured_done``: an earlier run finished them),
+    ``result`` when a worker linked them (``_structured_on``), else linked here. Provenance comes
+    from the corpus documents only when a shard was linked in this run (here or by a worker:
+    then they are loaded here too). ``run`` (the manifest's ``linking``) gets ``structured``:
+    where they were linked, when in this run."""
     path = shards.path("structured")
-    done = shards.done("structured")
-    if done is not None and path.is_file():
+    if done is not None:
         return path, LinkCounts(**done["counts"])
     if result is None:
         result = lazy.structured(str(corpus_path), lazy.linked_elsewhere)
