@@ -36,21 +36,17 @@ def load_edges(cfg: Config | None = None, *, kg: str | Path | None = None, level
         raise ConfigError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
     if kg is None and cfg is None:
         raise ConfigError("load_edges needs a config or a KG folder")
-    folder = Path(kg) if kg is not None else kg_dir(cfg)  # type: ignore[arg-type]
-    if not (folder / "manifest.json").exists():  # a pairs file of the user's own (or none: SourceError)
-        return [e for e in read_edges(folder / PAIRS_FILE) if level == "all" or e.level == level]
-    # One generation, checked against its manifest: never a mix of two builds.
-    with reading_kg(folder) as (view, _):
-        return [e for e in read_edges(view / PAIRS_FILE) if level == "all" or e.level == level]
+    return [e for e in _each_edge(cfg, kg) if level == "all" or e.level == level]
 
 
 def _each_edge(cfg: Config | None, kg: str | Path | None) -> Iterator[KGEdge]:
-    """Every edge of the KG, one at a time (``load_edges`` without the list): the generation
-    is held while the caller reads."""
+    """Every edge of the KG, one at a time (what ``load_edges`` lists): the generation is held
+    while the caller reads."""
     folder = Path(kg) if kg is not None else kg_dir(cfg)  # type: ignore[arg-type]
-    if not (folder / "manifest.json").exists():
+    if not (folder / "manifest.json").exists():  # a pairs file of the user's own (or none: SourceError)
         yield from read_edges(folder / PAIRS_FILE)
         return
+    # One generation, checked against its manifest: never a mix of two builds.
     with reading_kg(folder) as (view, _):
         yield from read_edges(view / PAIRS_FILE)
 
@@ -117,11 +113,16 @@ def agreement(edges: Sequence[KGEdge], base: dict[str, set[tuple[str, str]]]) ->
     return rows
 
 
-def sentence_keys(e: KGEdge, edges: Mapping[str, KGEdge]) -> set[tuple[str, int, int]]:
+def mention_keys(e: KGEdge) -> frozenset[tuple[str, int, int]]:
+    """The sentences of an edge's own mentions as (document, start, end)."""
+    return frozenset((m.doc_id, m.sentence.start, m.sentence.end) for m in e.mentions)
+
+
+def sentence_keys(e: KGEdge, own: Mapping[str, frozenset[tuple[str, int, int]]]) -> set[tuple[str, int, int]]:
     """The sentences behind an edge as (document, start, end): its own mentions' and those of
-    the lower edges it was lifted from (``edges``: all edges by id)."""
-    pool = list(e.mentions) + [m for x in e.examples if x.edge_id in edges for m in edges[x.edge_id].mentions]
-    return {(m.doc_id, m.sentence.start, m.sentence.end) for m in pool}
+    the lower edges it was lifted from (``own``: every edge's ``mention_keys`` by id, so the
+    mentions themselves need not be held)."""
+    return set(own[e.edge_id]).union(*(own[x.edge_id] for x in e.examples if x.edge_id in own))
 
 
 def confirmed_edges(edges: Sequence[KGEdge], base: dict[str, set[tuple[str, str]]]) -> list[KGEdge]:
@@ -188,18 +189,17 @@ def stats(cfg: Config, *, kg: str | Path | None = None, base_kg: str | Path | No
     own: dict[str, frozenset[tuple[str, int, int]]] = {}
     edges: list[KGEdge] = []
     for e in _each_edge(cfg, kg):
-        own[e.edge_id] = frozenset((m.doc_id, m.sentence.start, m.sentence.end) for m in e.mentions)
+        own[e.edge_id] = mention_keys(e)
         if level == "all" or e.level == level:
             edges.append(e.model_copy(update={"mentions": []}))
     g = to_networkx(edges)
     notes: list[str] = []
 
     # A node's support: the distinct sentences behind its edges (one sentence behind two of its
-    # edges, or behind an instance edge and the class edge lifted from it, counts once): what
-    # ``sentence_keys`` gives with every edge at hand.
+    # edges, or behind an instance edge and the class edge lifted from it, counts once).
     sentences: dict[str, dict[str, set]] = {"out": {}, "in": {}}
     for e in edges:
-        keys = set(own[e.edge_id]).union(*(own[x.edge_id] for x in e.examples if x.edge_id in own))
+        keys = sentence_keys(e, own)
         sentences["out"].setdefault(e.cause.id[0], set()).update(keys)
         sentences["in"].setdefault(e.effect.id[0], set()).update(keys)
 

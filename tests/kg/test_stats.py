@@ -98,17 +98,23 @@ def test_stats_cli(cli, project):
 
 def test_stats_reads_the_kg_without_holding_its_mentions_and_counts_the_same_sentences(project):
     """stats keeps each edge without its mentions and their sentences as keys: every node's
-    support is what sentence_keys gives with all edges (lifted edges' sources included) at hand."""
+    support is the distinct sentences of its edges' mentions and, for a lifted edge, those of
+    the edges it was lifted from, counted with every edge and its mentions at hand."""
     _, cfg = project
     every = S.load_edges(cfg)
     by_id = {e.edge_id: e for e in every}
     assert any(not e.mentions and e.examples for e in every)  # a lifted edge: its sentences are its sources'
+
+    def behind(e):
+        pool = list(e.mentions) + [m for x in e.examples if x.edge_id in by_id for m in by_id[x.edge_id].mentions]
+        return {(m.doc_id, m.sentence.start, m.sentence.end) for m in pool}
+
     for level in ("all", "class", "mixed"):
         want = {"out": {}, "in": {}}
         for e in every:
             if level == "all" or e.level == level:
-                want["out"].setdefault(e.cause.id[0], set()).update(S.sentence_keys(e, by_id))
-                want["in"].setdefault(e.effect.id[0], set()).update(S.sentence_keys(e, by_id))
+                want["out"].setdefault(e.cause.id[0], set()).update(behind(e))
+                want["in"].setdefault(e.effect.id[0], set()).update(behind(e))
         s = S.stats(cfg, level=level, top=100)
         assert {r["id"]: r["sentences"] for r in s.top_causes} == {k: len(v) for k, v in want["out"].items()}
         assert {r["id"]: r["sentences"] for r in s.top_effects} == {k: len(v) for k, v in want["in"].items()}
