@@ -116,22 +116,18 @@ def kept_world(folder: Path, n: int) -> bool:
         info = json.loads((folder / "world.json").read_text())
     except (OSError, ValueError):
         return False
-    return (info.get("events"), info.get("others")) == (n, 2 * n) and all(
-        (folder / name).is_file() for name in (info.get("files") or {"": ""}).values())
+    files = info.get("files") or {}
+    return (info.get("events"), info.get("others")) == (n, 2 * n) and bool(files) and all(
+        (folder / name).is_file() for name in files.values())
 
 
 def stages(n: int, tmp: Path) -> tuple[dict, dict]:
     res: dict = {}
-    if WORLDS:
-        # a kept world (CAUSALKG_SCALE_WORLDS): generated once, reused by later runs, not timed again
-        world = WORLDS / f"world-{n}"
-        if not kept_world(world, n):
-            shutil.rmtree(world, ignore_errors=True)
-            WORLDS.mkdir(parents=True, exist_ok=True)
-            res["world"] = measured([sys.executable, str(REPO / "scripts" / "make_world.py"), str(world),
-                                     "--events", str(n), "--others", str(2 * n)])
-    else:
-        world = tmp / f"world-{n}"
+    world = (WORLDS or tmp) / f"world-{n}"
+    # a kept world (CAUSALKG_SCALE_WORLDS) is generated once, reused by later runs, not timed again
+    if not (WORLDS and kept_world(world, n)):
+        shutil.rmtree(world, ignore_errors=True)
+        world.parent.mkdir(parents=True, exist_ok=True)
         res["world"] = measured([sys.executable, str(REPO / "scripts" / "make_world.py"), str(world), "--events", str(n),
                                  "--others", str(2 * n)])
     info = json.loads((world / "world.json").read_text())
