@@ -42,8 +42,9 @@ as N² (each phrase read against every surface form; docs/scale.md). ``CAUSALKG_
 (or ``ivf``) measures one index at every size instead.
 
 Sizes: ``CAUSALKG_SCALE_SIZES`` (default ``100,300``: minutes on 2 cores; the issue's sizes,
-``1000,10000,68391``, take hours there). ``CAUSALKG_SCALE_JSON=FILE`` also writes every figure
-as JSON (docs/scale.md's tables come from such a file). ``CAUSALKG_SCALE_WORLDS=DIR`` keeps the
+``1000,10000,68391``, take hours there). Each row is printed as its stage finishes.
+``CAUSALKG_SCALE_JSON=FILE`` also writes every figure as JSON, rewritten after each stage, so a
+run that is stopped keeps what it measured (docs/scale.md's tables come from such a file). ``CAUSALKG_SCALE_WORLDS=DIR`` keeps the
 generated worlds in DIR and reuses them in later runs (the ``world`` row is then printed only
 for a world generated in that run): the 68,391 world takes 13-25 minutes to make.
 """
@@ -59,7 +60,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 SIZES = tuple(int(x) for x in os.environ.get("CAUSALKG_SCALE_SIZES", "100,300").split(","))
 SAMPLE = int(os.environ.get("CAUSALKG_SCALE_SAMPLE", "100"))
@@ -121,8 +122,24 @@ def kept_world(folder: Path, n: int) -> bool:
         (folder / name).is_file() for name in files.values())
 
 
-def stages(n: int, tmp: Path) -> tuple[dict, dict]:
+def stages(n: int, tmp: Path, record: Callable[[str, dict, int], None] = lambda *a: None) -> tuple[dict, dict]:
+    """Every stage at ``n``; ``record(stage, result, items)`` is called as each one finishes (the
+    bench prints its row then and writes its JSON so far, so a long run that is stopped keeps what
+    it measured)."""
     res: dict = {}
+
+    def count(stage: str) -> int:
+        # the stage's items: pages, concepts or documents (the files read once each stage is done)
+        if stage in ("world", "wikipedia"):
+            return info["pages"]
+        if stage.startswith("wikidata") or stage == "link":
+            concepts = data / "wikidata" / "concepts.jsonl"
+            return _lines(concepts) if concepts.exists() else n
+        return _lines(data / "corpus" / "corpus.jsonl")
+
+    def run(stage: str, cmd: list[str]) -> None:
+        res[stage] = measured(cmd)
+        record(stage, res[stage], count(stage))
     world = (WORLDS or tmp) / f"world-{n}"
     # a kept world (CAUSALKG_SCALE_WORLDS) is generated once, reused by later runs, not timed again
     if not (WORLDS and kept_world(world, n)):
@@ -132,6 +149,8 @@ def stages(n: int, tmp: Path) -> tuple[dict, dict]:
                                  "--others", str(2 * n)])
     info = json.loads((world / "world.json").read_text())
     data = tmp / f"data-{n}"
+    if "world" in res:
+        record("world", res["world"], info["pages"])
     common = sets(info, data)
     cheap = ["--set", "extract.extractor=patterns", "--set", "extract.gate=cues"]
     steps = [
@@ -147,7 +166,7 @@ def stages(n: int, tmp: Path) -> tuple[dict, dict]:
     for stage, args in steps:
         if stage in SKIP or any(need in SKIP for need in NEEDS.get(stage, ())):
             continue
-        res[stage] = measured(CK + args)
+        run(stage, CK + args)
         if stage == "wikidata":
             # ``auto`` keeps a small world's triples in memory and puts a large one's on disk, so
             # the job's row changes store between sizes: each store is also measured at every
@@ -155,7 +174,7 @@ def stages(n: int, tmp: Path) -> tuple[dict, dict]:
             for mode in ("memory", "disk"):
                 if f"wikidata:{mode}" not in SKIP:
                     side = tmp / f"data-{n}-wikidata-{mode}"
-                    res[f"wikidata:{mode}"] = measured(CK + args + [
+                    run(f"wikidata:{mode}", CK + args + [
                         "--set", f"wikidata.snapshot_store={mode}", "--set", f"paths.data={side}",
                         "--set", f"paths.cache={side / 'cache'}"])
                     shutil.rmtree(side, ignore_errors=True)
@@ -164,6 +183,7 @@ def stages(n: int, tmp: Path) -> tuple[dict, dict]:
             # aggregation and the KG files are the driver's), from the manifest's own timings
             t = json.loads((data / "kg" / "manifest.json").read_text()).get("timings_s", {})
             res[stage]["link_share"] = t["link"] / t["total"] if t.get("total") else 0.0
+            record(stage, res[stage], count(stage))
     concepts = data / "wikidata" / "concepts.jsonl"
     n_concepts = _lines(concepts) if concepts.exists() else n
     items = {"world": info["pages"], "wikidata": n_concepts, "wikidata:memory": n_concepts, "wikidata:disk": n_concepts,
@@ -188,10 +208,12 @@ def stages(n: int, tmp: Path) -> tuple[dict, dict]:
     out = data / "kg" / "sample-qa.jsonl"
     res["extract-qa"] = measured(CK + ["kg", "extract", *common, "--set", f"extract.input={sample}",
                                        "--set", f"extract.output={out}"])
+    record("extract-qa", res["extract-qa"], k)
     manifest = json.loads(out.with_name("sample-qa.manifest.json").read_text())
     res["extract-qa (est.)"] = {**sample_estimate(res["extract-qa"], manifest.get("timings_s", {}), k),
                                 "rss_mb": res["extract-qa"]["rss_mb"], "estimated": True}
     res["extract-qa (est.)"].update(extrapolate(res["extract-qa (est.)"], docs))
+    record("extract-qa (est.)", res["extract-qa (est.)"], docs)
     items.update({"extract-qa": k, "extract-qa (est.)": docs})
     return res, ctx
 
@@ -321,6 +343,15 @@ def elsewhere(rows: list[dict], ray_ratio: float) -> None:
                 r[col] = part * model + (1 - part) * r["wall_h"]
 
 
+def save(report: dict) -> None:
+    """Write the figures so far to ``CAUSALKG_SCALE_JSON`` (atomically), if it is set."""
+    if os.environ.get("CAUSALKG_SCALE_JSON"):
+        path = Path(os.environ["CAUSALKG_SCALE_JSON"])
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(report, indent=1))
+        os.replace(tmp, path)
+
+
 def main() -> None:
     # In a child process: a forked child starts with its parent's peak RSS (Linux keeps the high
     # water mark across exec), so the bench itself stays small and loads no model.
@@ -340,14 +371,18 @@ def main() -> None:
         CWD[0] = tmp
         ctxs = {}
         for n in SIZES:
-            res, ctx = stages(n, tmp)
-            results[n], ctxs[n] = res, ctx
-            for stage, r in res.items():
-                rate = ctx["items"][stage] / r["wall"] if r["wall"] else float("nan")
-                print(f"{stage:<18} {n:>6} {r['wall']:>9.1f} {r['cpu']:>9.1f} {rate:>9.1f} {r['rss_mb']:>11.0f}",
-                      flush=True)
+            def record(stage: str, r: dict, items: int, n: int = n) -> None:
+                # a row as its stage finishes (assembly's twice: its link share comes after)
+                if n not in report["stages"].get(stage, {}):
+                    rate = items / r["wall"] if r["wall"] else float("nan")
+                    print(f"{stage:<18} {n:>6} {r['wall']:>9.1f} {r['cpu']:>9.1f} {rate:>9.1f} {r['rss_mb']:>11.0f}",
+                          flush=True)
                 report["stages"].setdefault(stage, {})[n] = {k: v for k, v in r.items() if k != "out"} | {
-                    "items": ctx["items"][stage]}
+                    "items": items}
+                save(report)
+
+            res, ctx = stages(n, tmp, record)
+            results[n], ctxs[n] = res, ctx
             # the world of this size is no longer needed: keep the disk use to one world
             shutil.rmtree(tmp / f"world-{n}", ignore_errors=True)
         if len(SIZES) >= 2:
@@ -386,8 +421,7 @@ def main() -> None:
         print(f"  {'total':<18} {sum(r['wall_h'] for r in rows):>8.2f} {sum(r['cpu_h'] for r in rows):>7.2f} "
               f"{sum(r['gpu_h'] for r in rows):>7.2f} {sum(r['cluster_h'] for r in rows):>8.2f}")
     report["load_after"] = os.getloadavg()
-    if os.environ.get("CAUSALKG_SCALE_JSON"):
-        Path(os.environ["CAUSALKG_SCALE_JSON"]).write_text(json.dumps(report, indent=1))
+    save(report)
     print("\nbaseline: linear time in N (the slope's exponent 1.0) and the local engine (run.engine = local); "
           "at small N the fixed costs (interpreter, spaCy, store load, models) are a large share of each stage.")
 
