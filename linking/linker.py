@@ -63,6 +63,10 @@ from causalkg.linking.normalize import Normalised, normalise, surface_keys
 log = logging.getLogger(__name__)
 
 KINDS = ("class", "instance")
+# rows whose vectors one step of ``_similarities`` reads back: a phrase can reach tens of thousands
+# of rows (at 181,006 concepts one shard's phrases reached ~50,000), whose vectors in float64 with
+# their products held 400 MB at once; 4,096 rows hold 31 MB
+SIMILARITY_ROWS = 4_096
 
 
 @dataclass(frozen=True)
@@ -482,7 +486,7 @@ class Linker:
         if len(rows) == 0:
             return [], False
         place, per_row, instance = self._row_ranking()
-        sims = exact_similarity(vector, self.index.reconstruct_batch(rows))
+        sims = self._similarities(vector, rows)
         below = bool((sims < threshold).any())
         if want <= 0:
             return [], below
@@ -496,6 +500,14 @@ class Linker:
         firsts = np.sort(np.unique(ranks, return_index=True)[1])[:want]  # each concept's best row, in order
         return [(self.row_qid[rows[j]], int(rows[j]), float(sims[j])) for j in firsts], below
 
+    def _similarities(self, vector: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``exact_similarity`` of ``vector`` with the index's ``rows``, read back
+        ``SIMILARITY_ROWS`` at a time (each row's value is its own: the same in any slicing)."""
+        if len(rows) <= SIMILARITY_ROWS:
+            return exact_similarity(vector, self.index.reconstruct_batch(rows))
+        return np.concatenate([exact_similarity(vector, self.index.reconstruct_batch(rows[s:s + SIMILARITY_ROWS]))
+                               for s in range(0, len(rows), SIMILARITY_ROWS)])
+
     def _similarity_to(self, vector: np.ndarray, qids: list[str], threshold: float,
                        instance_threshold: float | None = None) -> list[tuple[str, int, float]]:
         """(qid, best row, similarity) of ``vector`` to each concept's surface forms, at or above
@@ -503,7 +515,7 @@ class Linker:
         out = []
         for qid in qids:
             rows = np.asarray(self._rows_of[qid], dtype=np.int64)
-            sims = exact_similarity(vector, self.index.reconstruct_batch(rows))
+            sims = self._similarities(vector, rows)
             j = int(np.argmax(sims))
             need = threshold
             if instance_threshold is not None and self.concepts[qid]["kind"] == "instance":

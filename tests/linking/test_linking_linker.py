@@ -327,3 +327,23 @@ def test_the_array_ranking_is_the_row_by_row_one(linker):
                     found += reached
                     assert linker._top(v, every, threshold, inst_min, exclude, want) == (expected, below)
     assert found > 100  # concepts reached: the comparison is not of empty lists
+
+
+def test_similarities_read_in_slices_are_the_whole_read(linker, monkeypatch):
+    # Linker._similarities reads the rows' vectors SIMILARITY_ROWS at a time (a phrase can reach
+    # tens of thousands of rows): each row's value and hence _top's ranking are the same as in
+    # one read of every row
+    import numpy as np
+
+    import causalkg.linking.linker as L
+
+    vectors = linker.embed(["war", "2004 Indian Ocean earthquake", "riots"])
+    every = np.arange(linker.index.ntotal, dtype=np.int64)
+    assert len(every) > 50
+    whole = [L.exact_similarity(v, linker.index.reconstruct_batch(every)) for v in vectors]
+    tops = [linker._top(v, every, 0.3, 0.5, set(), 8) for v in vectors]
+    monkeypatch.setattr(L, "SIMILARITY_ROWS", 7)
+    for v, sims, top in zip(vectors, whole, tops):
+        assert np.array_equal(linker._similarities(v, every), sims)
+        assert linker._similarities(v, every[:5]).tolist() == sims[:5].tolist()
+        assert linker._top(v, every, 0.3, 0.5, set(), 8) == top and top[0]
