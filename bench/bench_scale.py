@@ -47,6 +47,12 @@ Sizes: ``CAUSALKG_SCALE_SIZES`` (default ``100,300``: minutes on 2 cores; the is
 run that is stopped keeps what it measured (docs/scale.md's tables come from such a file). ``CAUSALKG_SCALE_WORLDS=DIR`` keeps the
 generated worlds in DIR and reuses them in later runs (the ``world`` row is then printed only
 for a world generated in that run): the 68,391 world takes 13-25 minutes to make.
+``CAUSALKG_SCALE_DATA=DIR`` keeps each size's stage outputs in DIR (and its world, unless
+``CAUSALKG_SCALE_WORLDS`` names another folder); run again with the same ``CAUSALKG_SCALE_JSON``,
+the bench goes on from where it stopped: the stages the JSON holds are not run again (their rows
+are marked ``*``), the others run whole (``--force``, not resumed from finished shards). Each
+sitting records its start and a fixed workload's time (``runs``; each row its ``run``), since a
+machine's speed can differ between sittings: at 68,391 the whole job takes 2-5 hours on 2 cores.
 """
 
 from __future__ import annotations
@@ -76,6 +82,10 @@ QA = REPO / "models" / "causal-qa"  # the QA model of `make kg` (trained first w
 # CAUSALKG_SCALE_WORLDS=DIR: keep the generated worlds in DIR and reuse them in later runs (the
 # 68,391 world takes 13-25 minutes to generate, about 3.4 GB); default: a temporary folder each run
 WORLDS = Path(os.environ["CAUSALKG_SCALE_WORLDS"]).resolve() if os.environ.get("CAUSALKG_SCALE_WORLDS") else None
+# CAUSALKG_SCALE_DATA=DIR: keep each size's stage outputs in DIR/data-N, and with CAUSALKG_SCALE_JSON,
+# go on from an earlier run of the same sizes: the stages its JSON holds are not run again (a long
+# run on a slow machine can span several sittings; each stage is still measured whole, in one run)
+DATA = Path(os.environ["CAUSALKG_SCALE_DATA"]).resolve() if os.environ.get("CAUSALKG_SCALE_DATA") else None
 SKIP = frozenset(x for x in os.environ.get("CAUSALKG_SCALE_SKIP", "").split(",") if x)
 NEEDS = {"extract": ("wikipedia",), "assemble": ("extract", "link", "wikipedia"), "export": ("assemble", "extract", "wikipedia"),
          "summary": ("assemble", "extract", "wikipedia"), "eval": ("assemble", "extract", "wikipedia")}
@@ -122,11 +132,15 @@ def kept_world(folder: Path, n: int) -> bool:
         (folder / name).is_file() for name in files.values())
 
 
-def stages(n: int, tmp: Path, record: Callable[[str, dict, int], None] = lambda *a: None) -> tuple[dict, dict]:
+def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None,
+           earlier: Mapping[str, dict] | None = None) -> tuple[dict, dict]:
     """Every stage at ``n``; ``record(stage, result, items)`` is called as each one finishes (the
     bench prints its row then and writes its JSON so far, so a long run that is stopped keeps what
-    it measured)."""
+    it measured). ``earlier``: the stages at ``n`` an earlier run measured on the kept data
+    (``CAUSALKG_SCALE_DATA``), taken as they are; every stage that runs then runs with ``--force``,
+    so that one stopped halfway is measured whole, not from its finished shards."""
     res: dict = {}
+    earlier = earlier or {}
 
     def count(stage: str) -> int:
         # the stage's items: pages, concepts or documents (the files read once each stage is done)
@@ -138,17 +152,23 @@ def stages(n: int, tmp: Path, record: Callable[[str, dict, int], None] = lambda 
         return _lines(data / "corpus" / "corpus.jsonl")
 
     def run(stage: str, cmd: list[str]) -> None:
-        res[stage] = measured(cmd)
+        if stage in earlier:
+            res[stage] = dict(earlier[stage])
+            record(stage, res[stage], count(stage), earlier=True)
+            return
+        res[stage] = measured(cmd + (["--force"] if DATA else []))
         record(stage, res[stage], count(stage))
-    world = (WORLDS or tmp) / f"world-{n}"
-    # a kept world (CAUSALKG_SCALE_WORLDS) is generated once, reused by later runs, not timed again
-    if not (WORLDS and kept_world(world, n)):
+    # a kept world (CAUSALKG_SCALE_WORLDS, else CAUSALKG_SCALE_DATA beside the data made from it) is
+    # generated once, reused by later runs, not timed again
+    keep = WORLDS or DATA
+    world = (keep or tmp) / f"world-{n}"
+    if not (keep and kept_world(world, n)):
         shutil.rmtree(world, ignore_errors=True)
         world.parent.mkdir(parents=True, exist_ok=True)
         res["world"] = measured([sys.executable, str(REPO / "scripts" / "make_world.py"), str(world), "--events", str(n),
                                  "--others", str(2 * n)])
     info = json.loads((world / "world.json").read_text())
-    data = tmp / f"data-{n}"
+    data = (DATA or tmp) / f"data-{n}"
     if "world" in res:
         record("world", res["world"], info["pages"])
     common = sets(info, data)
@@ -178,7 +198,7 @@ def stages(n: int, tmp: Path, record: Callable[[str, dict, int], None] = lambda 
                         "--set", f"wikidata.snapshot_store={mode}", "--set", f"paths.data={side}",
                         "--set", f"paths.cache={side / 'cache'}"])
                     shutil.rmtree(side, ignore_errors=True)
-        if stage == "assemble":
+        if stage == "assemble" and "link_share" not in res[stage]:
             # the share of assembly in its linking (the part on a process pool or Ray actors; the
             # aggregation and the KG files are the driver's), from the manifest's own timings
             t = json.loads((data / "kg" / "manifest.json").read_text()).get("timings_s", {})
@@ -206,14 +226,13 @@ def stages(n: int, tmp: Path, record: Callable[[str, dict, int], None] = lambda 
             dst.write(line)
     k = min(SAMPLE, docs)
     out = data / "kg" / "sample-qa.jsonl"
-    res["extract-qa"] = measured(CK + ["kg", "extract", *common, "--set", f"extract.input={sample}",
-                                       "--set", f"extract.output={out}"])
-    record("extract-qa", res["extract-qa"], k)
+    run("extract-qa", CK + ["kg", "extract", *common, "--set", f"extract.input={sample}",
+                            "--set", f"extract.output={out}"])
     manifest = json.loads(out.with_name("sample-qa.manifest.json").read_text())
     res["extract-qa (est.)"] = {**sample_estimate(res["extract-qa"], manifest.get("timings_s", {}), k),
                                 "rss_mb": res["extract-qa"]["rss_mb"], "estimated": True}
     res["extract-qa (est.)"].update(extrapolate(res["extract-qa (est.)"], docs))
-    record("extract-qa (est.)", res["extract-qa (est.)"], docs)
+    record("extract-qa (est.)", res["extract-qa (est.)"], docs, earlier="extract-qa" in earlier)
     items.update({"extract-qa": k, "extract-qa (est.)": docs})
     return res, ctx
 
@@ -343,6 +362,39 @@ def elsewhere(rows: list[dict], ray_ratio: float) -> None:
                 r[col] = part * model + (1 - part) * r["wall_h"]
 
 
+def earlier_report() -> dict:
+    """The report to fill: a new one, or, with ``CAUSALKG_SCALE_DATA`` and an existing
+    ``CAUSALKG_SCALE_JSON`` of the same sizes, sample and index, that one (the rows of a size
+    whose data folder is gone are dropped: later stages read what earlier ones wrote)."""
+    new = {"sizes": list(SIZES), "sample": SAMPLE, "index": INDEX, "stages": {}, "cpus": os.cpu_count(), "runs": []}
+    path = Path(os.environ.get("CAUSALKG_SCALE_JSON") or "")
+    if not (DATA and os.environ.get("CAUSALKG_SCALE_JSON") and path.is_file()):
+        return new
+    old = json.loads(path.read_text())
+    if [old.get(k) for k in ("sizes", "sample", "index")] != [new[k] for k in ("sizes", "sample", "index")]:
+        raise SystemExit(f"{path} holds another run (sizes {old.get('sizes')}, sample {old.get('sample')}, "
+                         f"index {old.get('index')}): name another CAUSALKG_SCALE_JSON, or remove it to start over")
+    stages = {stage: {int(n): row for n, row in rows.items() if (DATA / f"data-{n}").is_dir()}
+              for stage, rows in old.get("stages", {}).items()}
+    return {**new, "stages": {k: v for k, v in stages.items() if v}, "runs": old.get("runs", [])}
+
+
+def calibrate() -> float:
+    """Seconds for a fixed CPU workload (pure Python and a little NumPy), best of three: the
+    machine's speed at the start of a sitting."""
+    import numpy as np
+
+    def work() -> float:
+        t = time.perf_counter()
+        sum(i * i % 7 for i in range(2_000_000))
+        a = np.arange(1_000_000, dtype=np.float64)
+        for _ in range(20):
+            a = np.sqrt(a * a + 1.0)
+        return time.perf_counter() - t
+
+    return min(work() for _ in range(3))
+
+
 def save(report: dict) -> None:
     """Write the figures so far to ``CAUSALKG_SCALE_JSON`` (atomically), if it is set."""
     if os.environ.get("CAUSALKG_SCALE_JSON"):
@@ -364,24 +416,39 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     results: dict[int, dict] = {}
-    report: dict = {"sizes": list(SIZES), "sample": SAMPLE, "stages": {}, "cpus": os.cpu_count(),
-                    "load_before": os.getloadavg()}
+    report = earlier_report()
+    resumed = bool(report["stages"])
+    # each sitting's start, load and CPU speed (a fixed workload's time), so that rows measured in
+    # different sittings can be told apart and compared
+    report["runs"].append({"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                           "load_before": os.getloadavg(), "calibration_s": calibrate()})
+    here = len(report["runs"]) - 1
+    if resumed:
+        before = ", ".join(f"{r['calibration_s']:.2f}" for r in report["runs"][:-1])
+        print(f"(going on from {os.environ['CAUSALKG_SCALE_JSON']}: its rows are marked *, measured in an earlier "
+              f"sitting; calibration (a fixed workload) {report['runs'][-1]['calibration_s']:.2f} s now, "
+              f"{before} s then)\n")
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as d:
         tmp = Path(d)
         CWD[0] = tmp
         ctxs = {}
         for n in SIZES:
-            def record(stage: str, r: dict, items: int, n: int = n) -> None:
+            printed: set[str] = set()
+
+            def record(stage: str, r: dict, items: int, n: int = n, earlier: bool = False) -> None:
                 # a row as its stage finishes (assembly's twice: its link share comes after)
-                if n not in report["stages"].get(stage, {}):
+                if stage not in printed:
+                    printed.add(stage)
                     rate = items / r["wall"] if r["wall"] else float("nan")
-                    print(f"{stage:<18} {n:>6} {r['wall']:>9.1f} {r['cpu']:>9.1f} {rate:>9.1f} {r['rss_mb']:>11.0f}",
-                          flush=True)
-                report["stages"].setdefault(stage, {})[n] = {k: v for k, v in r.items() if k != "out"} | {
-                    "items": items}
+                    print(f"{stage:<18} {n:>6} {r['wall']:>9.1f} {r['cpu']:>9.1f} {rate:>9.1f} {r['rss_mb']:>11.0f}"
+                          + (" *" if earlier else ""), flush=True)
+                row = {k: v for k, v in r.items() if k != "out"} | {"items": items}
+                row.setdefault("run", here)
+                report["stages"].setdefault(stage, {})[n] = row
                 save(report)
 
-            res, ctx = stages(n, tmp, record)
+            before = {stage: rows[n] for stage, rows in report["stages"].items() if n in rows}
+            res, ctx = stages(n, tmp, record, before)
             results[n], ctxs[n] = res, ctx
             # the world of this size is no longer needed: keep the disk use to one world
             shutil.rmtree(tmp / f"world-{n}", ignore_errors=True)

@@ -72,3 +72,32 @@ def test_a_kept_world_is_reused_only_when_it_is_the_size_asked_and_whole(tmp_pat
     assert not kept_world(world, 4)  # a file gone
     (world / "world.json").write_text("{not json")
     assert not kept_world(world, 4)
+
+
+def test_a_stopped_run_goes_on_only_from_its_own_figures_and_kept_data(tmp_path, monkeypatch):
+    """CAUSALKG_SCALE_DATA with CAUSALKG_SCALE_JSON: the rows of an earlier run of the same sizes,
+    sample and index are kept (sizes read back as numbers), those of a size whose data folder is
+    gone are dropped, and another run's file is refused rather than mixed in."""
+    import json
+
+    import bench.bench_scale as bs
+
+    report = tmp_path / "scale.json"
+    monkeypatch.setenv("CAUSALKG_SCALE_JSON", str(report))
+    monkeypatch.setattr(bs, "DATA", tmp_path / "data")
+    monkeypatch.setattr(bs, "SIZES", (10, 20))
+    assert bs.earlier_report()["stages"] == {}  # no file yet: a new report
+    (tmp_path / "data" / "data-10").mkdir(parents=True)
+    row = {"wall": 2.0, "cpu": 3.0, "rss_mb": 50.0, "items": 10, "run": 0}
+    bs.save({"sizes": [10, 20], "sample": bs.SAMPLE, "index": bs.INDEX, "runs": [{"calibration_s": 0.3}],
+             "stages": {"link": {10: row, 20: row | {"items": 20}}, "extract": {20: row}}})
+    again = bs.earlier_report()
+    assert again["stages"] == {"link": {10: row}}  # data-20 is not there: its rows are not taken
+    assert again["runs"] == [{"calibration_s": 0.3}]
+    monkeypatch.setattr(bs, "DATA", None)
+    assert bs.earlier_report()["stages"] == {}  # without kept data nothing is taken over
+    monkeypatch.setattr(bs, "DATA", tmp_path / "data")
+    monkeypatch.setattr(bs, "SIZES", (10, 30))
+    with pytest.raises(SystemExit, match="another run"):
+        bs.earlier_report()
+    assert json.loads(report.read_text())["sizes"] == [10, 20]  # the earlier file is left as it was
