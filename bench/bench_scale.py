@@ -142,14 +142,22 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
     res: dict = {}
     earlier = earlier or {}
 
+    counted: dict[Path, int] = {}
+
+    def lines(path: Path) -> int:
+        # a file's lines, counted once (read only after the stage that writes it)
+        if path not in counted:
+            counted[path] = _lines(path) if path.exists() else n
+        return counted[path]
+
     def count(stage: str) -> int:
-        # the stage's items: pages, concepts or documents (the files read once each stage is done)
+        # the stage's items: pages, concepts, documents, or the sample's documents
         if stage in ("world", "wikipedia"):
             return info["pages"]
         if stage.startswith("wikidata") or stage == "link":
-            concepts = data / "wikidata" / "concepts.jsonl"
-            return _lines(concepts) if concepts.exists() else n
-        return _lines(data / "corpus" / "corpus.jsonl")
+            return lines(data / "wikidata" / "concepts.jsonl")
+        docs = lines(data / "corpus" / "corpus.jsonl")
+        return min(SAMPLE, docs) if stage == "extract-qa" else docs
 
     def run(stage: str, cmd: list[str]) -> None:
         if stage in earlier:
@@ -204,19 +212,15 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
             t = json.loads((data / "kg" / "manifest.json").read_text()).get("timings_s", {})
             res[stage]["link_share"] = t["link"] / t["total"] if t.get("total") else 0.0
             record(stage, res[stage], count(stage))
-    concepts = data / "wikidata" / "concepts.jsonl"
-    n_concepts = _lines(concepts) if concepts.exists() else n
-    items = {"world": info["pages"], "wikidata": n_concepts, "wikidata:memory": n_concepts, "wikidata:disk": n_concepts,
-             "wikipedia": info["pages"], "link": n_concepts}
+    items: dict[str, int] = {}  # each measured stage's items (filled in as the function returns)
     ctx = {"info": info, "common": common, "cheap": cheap, "data": data, "items": items, "docs": n}
     if "wikipedia" in SKIP:
+        items.update({stage: count(stage) for stage in res})
         return res, ctx
     corpus = data / "corpus" / "corpus.jsonl"
-    docs = _lines(corpus)
-    # the downstream stages' items, also when the sample extraction is skipped
-    items.update({"extract": docs, "assemble": docs, "export": docs, "summary": docs, "eval": docs})
-    ctx["docs"] = docs
+    docs = ctx["docs"] = lines(corpus)
     if "extract-qa" in SKIP:
+        items.update({stage: count(stage) for stage in res})
         return res, ctx
     sample = data / "corpus" / "sample.jsonl"
     with corpus.open("rb") as src, sample.open("wb") as dst:
@@ -224,7 +228,7 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
             if i >= SAMPLE:
                 break
             dst.write(line)
-    k = min(SAMPLE, docs)
+    k = count("extract-qa")
     out = data / "kg" / "sample-qa.jsonl"
     run("extract-qa", CK + ["kg", "extract", *common, "--set", f"extract.input={sample}",
                             "--set", f"extract.output={out}"])
@@ -233,7 +237,7 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
                                 "rss_mb": res["extract-qa"]["rss_mb"], "estimated": True}
     res["extract-qa (est.)"].update(extrapolate(res["extract-qa (est.)"], docs))
     record("extract-qa (est.)", res["extract-qa (est.)"], docs, earlier="extract-qa" in earlier)
-    items.update({"extract-qa": k, "extract-qa (est.)": docs})
+    items.update({stage: count(stage) for stage in res})
     return res, ctx
 
 
