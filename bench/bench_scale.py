@@ -51,8 +51,9 @@ for a world generated in that run): the 68,391 world takes 13-25 minutes to make
 ``CAUSALKG_SCALE_WORLDS`` names another folder); run again with the same ``CAUSALKG_SCALE_JSON``,
 the bench goes on from where it stopped: the stages the JSON holds are not run again (their rows
 are marked ``*``), the others run whole (``--force``, not resumed from finished shards). Each
-sitting records its start and a fixed workload's time (``runs``; each row its ``run``), since a
-machine's speed can differ between sittings: at 68,391 the whole job takes 2-5 hours on 2 cores.
+sitting records its start and a fixed workload's time (``runs``; each row its ``run``), and each
+stage the same workload's time just before and after it (``calibration_s``), since a machine's
+speed can differ between sittings and within one: at 68,391 the whole job takes 2-5 hours on 2 cores.
 """
 
 from __future__ import annotations
@@ -164,7 +165,12 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
             res[stage] = dict(earlier[stage])
             record(stage, res[stage], count(stage), earlier=True)
             return
+        # the fixed workload just before and after: a machine's speed can move within a sitting (stop
+        # 38: the patterns extraction took 36.6 ms of CPU per document at 68,391, then 49.1 ms at
+        # 10,000, run alone ten minutes later; stop 34 measured 20.2 and 20.5)
+        speed = calibrate()
         res[stage] = measured(cmd + (["--force"] if DATA else []))
+        res[stage]["calibration_s"] = [speed, calibrate()]
         record(stage, res[stage], count(stage))
     # a kept world (CAUSALKG_SCALE_WORLDS, else CAUSALKG_SCALE_DATA beside the data made from it) is
     # generated once, reused by later runs, not timed again
@@ -384,8 +390,8 @@ def earlier_report() -> dict:
 
 
 def calibrate() -> float:
-    """Seconds for a fixed CPU workload (pure Python and a little NumPy), best of three: the
-    machine's speed at the start of a sitting."""
+    """Seconds for a fixed CPU workload (pure Python and a little NumPy, one core), best of three:
+    the machine's speed at the start of a sitting, and before and after each stage."""
     import numpy as np
 
     def work() -> float:
