@@ -160,10 +160,16 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
         docs = lines(data / "corpus" / "corpus.jsonl")
         return min(SAMPLE, docs) if stage == "extract-qa" else docs
 
+    items: dict[str, int] = {}  # each recorded stage's items
+
+    def done(stage: str, taken: bool = False) -> None:
+        items[stage] = count(stage)
+        record(stage, res[stage], items[stage], earlier=taken)
+
     def run(stage: str, cmd: list[str]) -> None:
         if stage in earlier:
             res[stage] = dict(earlier[stage])
-            record(stage, res[stage], count(stage), earlier=True)
+            done(stage, taken=True)
             return
         # the fixed workload just before and after: a machine's speed can move within a sitting (stop
         # 38: the patterns extraction took 36.6 ms of CPU per document at 68,391, then 49.1 ms at
@@ -171,7 +177,12 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
         speed = calibrate()
         res[stage] = measured(cmd + (["--force"] if DATA else []))
         res[stage]["calibration_s"] = [speed, calibrate()]
-        record(stage, res[stage], count(stage))
+        if stage == "assemble":
+            # the share of assembly in its linking (the part on a process pool or Ray actors; the
+            # aggregation and the KG files are the driver's), from the manifest's own timings
+            t = json.loads((data / "kg" / "manifest.json").read_text()).get("timings_s", {})
+            res[stage]["link_share"] = t["link"] / t["total"] if t.get("total") else 0.0
+        done(stage)
     # a kept world (CAUSALKG_SCALE_WORLDS, else CAUSALKG_SCALE_DATA beside the data made from it) is
     # generated once, reused by later runs, not timed again
     keep = WORLDS or DATA
@@ -184,7 +195,7 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
     info = json.loads((world / "world.json").read_text())
     data = (DATA or tmp) / f"data-{n}"
     if "world" in res:
-        record("world", res["world"], info["pages"])
+        done("world")
     common = sets(info, data)
     cheap = ["--set", "extract.extractor=patterns", "--set", "extract.gate=cues"]
     steps = [
@@ -212,21 +223,12 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
                         "--set", f"wikidata.snapshot_store={mode}", "--set", f"paths.data={side}",
                         "--set", f"paths.cache={side / 'cache'}"])
                     shutil.rmtree(side, ignore_errors=True)
-        if stage == "assemble" and "link_share" not in res[stage]:
-            # the share of assembly in its linking (the part on a process pool or Ray actors; the
-            # aggregation and the KG files are the driver's), from the manifest's own timings
-            t = json.loads((data / "kg" / "manifest.json").read_text()).get("timings_s", {})
-            res[stage]["link_share"] = t["link"] / t["total"] if t.get("total") else 0.0
-            record(stage, res[stage], count(stage))
-    items: dict[str, int] = {}  # each measured stage's items (filled in as the function returns)
     ctx = {"info": info, "common": common, "cheap": cheap, "data": data, "items": items, "docs": n}
     if "wikipedia" in SKIP:
-        items.update({stage: count(stage) for stage in res})
         return res, ctx
     corpus = data / "corpus" / "corpus.jsonl"
     docs = ctx["docs"] = lines(corpus)
     if "extract-qa" in SKIP:
-        items.update({stage: count(stage) for stage in res})
         return res, ctx
     sample = data / "corpus" / "sample.jsonl"
     with corpus.open("rb") as src, sample.open("wb") as dst:
@@ -242,8 +244,7 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
     res["extract-qa (est.)"] = {**sample_estimate(res["extract-qa"], manifest.get("timings_s", {}), k),
                                 "rss_mb": res["extract-qa"]["rss_mb"], "estimated": True}
     res["extract-qa (est.)"].update(extrapolate(res["extract-qa (est.)"], docs))
-    record("extract-qa (est.)", res["extract-qa (est.)"], docs, earlier="extract-qa" in earlier)
-    items.update({stage: count(stage) for stage in res})
+    done("extract-qa (est.)", taken="extract-qa" in earlier)
     return res, ctx
 
 
@@ -377,8 +378,9 @@ def earlier_report() -> dict:
     ``CAUSALKG_SCALE_JSON`` of the same sizes, sample and index, that one (the rows of a size
     whose data folder is gone are dropped: later stages read what earlier ones wrote)."""
     new = {"sizes": list(SIZES), "sample": SAMPLE, "index": INDEX, "stages": {}, "cpus": os.cpu_count(), "runs": []}
-    path = Path(os.environ.get("CAUSALKG_SCALE_JSON") or "")
-    if not (DATA and os.environ.get("CAUSALKG_SCALE_JSON") and path.is_file()):
+    name = os.environ.get("CAUSALKG_SCALE_JSON")
+    path = Path(name or "")
+    if not (DATA and name and path.is_file()):
         return new
     old = json.loads(path.read_text())
     if [old.get(k) for k in ("sizes", "sample", "index")] != [new[k] for k in ("sizes", "sample", "index")]:
@@ -443,15 +445,11 @@ def main() -> None:
         CWD[0] = tmp
         ctxs = {}
         for n in SIZES:
-            printed: set[str] = set()
-
             def record(stage: str, r: dict, items: int, n: int = n, earlier: bool = False) -> None:
-                # a row as its stage finishes (assembly's twice: its link share comes after)
-                if stage not in printed:
-                    printed.add(stage)
-                    rate = items / r["wall"] if r["wall"] else float("nan")
-                    print(f"{stage:<18} {n:>6} {r['wall']:>9.1f} {r['cpu']:>9.1f} {rate:>9.1f} {r['rss_mb']:>11.0f}"
-                          + (" *" if earlier else ""), flush=True)
+                # a row as its stage finishes
+                rate = items / r["wall"] if r["wall"] else float("nan")
+                print(f"{stage:<18} {n:>6} {r['wall']:>9.1f} {r['cpu']:>9.1f} {rate:>9.1f} {r['rss_mb']:>11.0f}"
+                      + (" *" if earlier else ""), flush=True)
                 row = {k: v for k, v in r.items() if k != "out"} | {"items": items}
                 row.setdefault("run", here)
                 report["stages"].setdefault(stage, {})[n] = row
