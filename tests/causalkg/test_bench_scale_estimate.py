@@ -101,3 +101,41 @@ def test_a_stopped_run_goes_on_only_from_its_own_figures_and_kept_data(tmp_path,
     with pytest.raises(SystemExit, match="another run"):
         bs.earlier_report()
     assert json.loads(report.read_text())["sizes"] == [10, 20]  # the earlier file is left as it was
+
+
+def test_a_stage_run_again_on_kept_data_starts_from_nothing_it_left(tmp_path, monkeypatch):
+    """Going on in kept data, each stage not taken from the JSON runs whole: with ``--force``,
+    and assembly without the linked shards of an earlier, stopped run (its ``--force`` rewrites
+    the KG but reuses those shards: stop 39's first try went on from 44 of them)."""
+    import json
+
+    import bench.bench_scale as bs
+    from causalkg.testing.world import make_world
+
+    monkeypatch.setattr(bs, "DATA", tmp_path / "data")
+    monkeypatch.setattr(bs, "WORLDS", None)
+    monkeypatch.setattr(bs, "SKIP", frozenset({"wikidata:memory", "wikidata:disk", "extract-qa"}))
+    monkeypatch.setattr(bs, "calibrate", lambda: 0.1)
+    make_world(tmp_path / "data" / "world-4", events=4, others=8)
+    linked = tmp_path / "data" / "data-4" / "kg" / "linked"
+    linked.mkdir(parents=True)
+    (linked / "shard-00000.done.json").write_text("{}")  # left by a stopped assembly
+    ran = {}
+
+    def measured(cmd, env=None, cwd=None):
+        stage = " ".join(cmd[1:3])  # CK, then the subcommand: "kg assemble"
+        ran[stage] = {"force": "--force" in cmd, "linked_left": linked.exists()}
+        if "assemble" in cmd:
+            (linked.parent / "manifest.json").write_text(json.dumps(
+                {"timings_s": {"link": 9.0, "total": 10.0}, "linking": {"shards_resumed": 0}}))
+        return {"wall": 1.0, "cpu": 1.0, "rss_mb": 10.0, "out": ""}
+
+    monkeypatch.setattr(bs, "measured", measured)
+    row = {"wall": 2.0, "cpu": 3.0, "rss_mb": 50.0, "items": 4, "run": 0}
+    earlier = {stage: row for stage in ("wikidata", "wikipedia", "link", "extract")}
+    res, _ = bs.stages(4, tmp_path, earlier=earlier)
+    assert {s: res[s] for s in earlier} == earlier  # taken as they were, not run
+    assert [s for s in ran if "assemble" in s] and all(r["force"] for r in ran.values())
+    assert not any(r["linked_left"] for s, r in ran.items() if "assemble" in s)
+    assert res["assemble"]["shards_resumed"] == 0 and res["assemble"]["link_share"] == 0.9
+    assert {"export", "summary", "eval"} <= set(res)
