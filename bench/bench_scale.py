@@ -50,8 +50,8 @@ for a world generated in that run): the 68,391 world takes 13-25 minutes to make
 ``CAUSALKG_SCALE_DATA=DIR`` keeps each size's stage outputs in DIR (and its world, unless
 ``CAUSALKG_SCALE_WORLDS`` names another folder); run again with the same ``CAUSALKG_SCALE_JSON``,
 the bench goes on from where it stopped: the stages the JSON holds are not run again (their rows
-are marked ``*``), the others run whole (``--force``, and assembly's linked shards removed first:
-its ``--force`` rewrites the KG from them; the row's ``shards_resumed`` says 0). Each
+are marked ``*``), the others run whole (``--force``, not resumed from finished shards; assembly's
+row says ``shards_resumed``). Each
 sitting records its start and a fixed workload's time (``runs``; each row its ``run``), and each
 stage the same workload's time just before and after it (``calibration_s``), since a machine's
 speed can differ between sittings and within one: at 68,391 the whole job takes 2-5 hours on 2 cores.
@@ -175,11 +175,6 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
         # the fixed workload just before and after: a machine's speed can move within a sitting (stop
         # 38: the patterns extraction took 36.6 ms of CPU per document at 68,391, then 49.1 ms at
         # 10,000, run alone ten minutes later; stop 34 measured 20.2 and 20.5)
-        if DATA and stage == "assemble":
-            # ``kg assemble --force`` rewrites the KG but goes on from the linked shards an earlier
-            # run finished with the same inputs (stop 39: a run stopped in the 68,391 assembly went
-            # on from its 44 shards), so a kept folder's checkpoints go first: the row is a whole run
-            shutil.rmtree(data / "kg" / "linked", ignore_errors=True)
         speed = calibrate()
         res[stage] = measured(cmd + (["--force"] if DATA else []))
         res[stage]["calibration_s"] = [speed, calibrate()]
@@ -189,6 +184,9 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
             manifest = json.loads((data / "kg" / "manifest.json").read_text())
             t = manifest.get("timings_s", {})
             res[stage]["link_share"] = t["link"] / t["total"] if t.get("total") else 0.0
+            # 0 with --force (stop 39: before, ``kg assemble --force`` rewrote the KG from the linked
+            # shards an earlier run had finished, and a run stopped in the 68,391 assembly went on
+            # from 44 of them); the row says it
             res[stage]["shards_resumed"] = manifest.get("linking", {}).get("shards_resumed", 0)
         done(stage)
     # a kept world (CAUSALKG_SCALE_WORLDS, else CAUSALKG_SCALE_DATA beside the data made from it) is

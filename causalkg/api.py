@@ -185,7 +185,8 @@ def assemble(*, extractions: PathLike | None = None, linked: PathLike | None = N
     (default ``<paths.data>/kg``): flat pairs, the WikiCausal nested shape, Turtle, N-Triples,
     GraphML and a manifest. ``linked``: mentions already linked (no linker is run), instead of
     ``extractions``. ``lift``, ``min_support``, ``allow_self_loops``, ``shard_size``: the kg.*
-    settings. Skipped when current unless ``force``; resumes after a kill."""
+    settings. Skipped when current unless ``force`` (which relinks every shard too); resumes
+    after a kill."""
     from causalkg.kg.assemble import assemble as _assemble
 
     if extractions and linked:

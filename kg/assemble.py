@@ -115,7 +115,8 @@ def assemble(
     ``linker`` (default ``Linker.load(cfg)``), or ``linked``: a JSONL of ``KGMention`` records
     already linked elsewhere (then no linker is used). ``corpus`` gives titles, URLs and
     revisions for provenance (optional); ``concepts`` labels, kinds and the classes to lift to.
-    ``force`` rebuilds even when the outputs are current; ``lenient`` skips bad input lines
+    ``force`` relinks every shard (none is taken from ``linked/``) and rewrites the KG, even
+    when the outputs are current; ``lenient`` skips bad input lines
     (counted in the manifest). ``hook(event, info)`` is called after each linked shard
     (``"shard"``) and each written output (``"output"``). ``dry_run`` checks the inputs and
     settings and returns the plan (``result.plan``) without linking or writing anything.
@@ -132,14 +133,15 @@ def assemble(
         manifest = read_manifest(view)
         current = _outputs_current(view, manifest, full_fp)
     if dry_run:
-        plan = _plan(cfg, inp, opts, link_fp, linker, up_to_date=current and not force)
+        plan = _plan(cfg, inp, opts, link_fp, linker, up_to_date=current and not force, force=force)
         return AssembleResult(inp.out_dir, True, {}, {}, plan=plan)
     if not force and current:
         # debug, not info: the CLI prints the outcome itself (one line per fact).
         log.debug("the KG in %s is up to date (inputs and settings unchanged); use --force to rebuild", inp.out_dir)
         return AssembleResult(inp.out_dir, True, dict(manifest.get("counts", {})), dict(manifest.get("outputs", {})))
     with generations.writer_lock(inp.out_dir, "kg assemble"):
-        return _assemble_locked(cfg, opts, inp, link_fp, full_fp, linker=linker, lenient=lenient, hook=hook, t0=t0)
+        return _assemble_locked(cfg, opts, inp, link_fp, full_fp, linker=linker, lenient=lenient, hook=hook, t0=t0,
+                                force=force)
 
 
 # --- the inputs, the fingerprints and the plan -----------------------------------------------
@@ -209,9 +211,9 @@ def _fingerprints(inp: _Inputs, opts: dict[str, Any], linker: Any) -> tuple[str,
 
 
 def _plan(cfg: Config, inp: _Inputs, opts: dict[str, Any], link_fp: str, linker: Any, *,
-          up_to_date: bool) -> dict[str, Any]:
+          up_to_date: bool, force: bool = False) -> dict[str, Any]:
     """What a dry run reports: the inputs, the linker, the options and how much is done."""
-    done = Shards.count_done(inp.out_dir / LINKED_DIR, link_fp, prefix="shard-")
+    done = 0 if force else Shards.count_done(inp.out_dir / LINKED_DIR, link_fp, prefix="shard-")
     linking_manifest = default_paths(cfg)["linking_manifest"]
     return {
         "out": str(inp.out_dir),
@@ -286,7 +288,7 @@ def _outputs_current(out: Path, manifest: dict | None, fp: str) -> bool:
 
 
 def _assemble_locked(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, full_fp: str, *,
-                     linker: Any, lenient: bool, hook: Hook | None, t0: float) -> AssembleResult:
+                     linker: Any, lenient: bool, hook: Hook | None, t0: float, force: bool = False) -> AssembleResult:
     """Link (or read) the mentions, aggregate them into edges, write a new generation of the KG
     files and its manifest, and publish it."""
     concept_table = load_concepts(inp.concepts, lenient=lenient)
@@ -295,7 +297,7 @@ def _assemble_locked(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: s
     timings: dict[str, float] = {}
     run: dict[str, Any] = {}
     mentions, counts, models = _mentions(cfg, opts, inp, link_fp, linker=linker, lenient=lenient, stats=stats,
-                                         hook=hook, notes=notes, timings=timings, run=run)
+                                         hook=hook, notes=notes, timings=timings, run=run, force=force)
 
     with _scratch(inp.out_dir) as scratch, MentionStore(scratch / "mentions.sqlite") as store:
         # The mentions go to an SQLite file and the edges are built from it one at a time:
@@ -348,7 +350,7 @@ def _scratch(out_dir: Path) -> Iterator[Path]:
 
 def _mentions(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, *, linker: Any, lenient: bool,
               stats: ReadStats, hook: Hook | None, notes: list[str], timings: dict[str, float],
-              run: dict[str, Any]) -> tuple[Iterable[KGMention], LinkCounts, dict[str, Any]]:
+              run: dict[str, Any], force: bool = False) -> tuple[Iterable[KGMention], LinkCounts, dict[str, Any]]:
     """The linked mentions, their counts and the manifest's ``models``: read as they are when
     the source holds mentions linked elsewhere, else linked here (``_link_all``, which fills
     ``run``: where the shards were linked)."""
@@ -360,7 +362,7 @@ def _mentions(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, *, 
         return mentions, counts, {}
     t1 = time.perf_counter()
     linked, counts, linker_info = _link_all(cfg, opts, inp, link_fp, linker=linker, lenient=lenient, stats=stats,
-                                            hook=hook, run=run)
+                                            hook=hook, run=run, force=force)
     timings["link"] = time.perf_counter() - t1
     if not inp.corpus.is_file():
         notes.append(f"no corpus at {inp.corpus}: titles, URLs and revisions come only from the extractions")
@@ -407,12 +409,13 @@ def _manifest_inputs(inp: _Inputs) -> dict[str, Path]:
 def _link_all(
     cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, *,
     linker: Any, lenient: bool, stats: ReadStats, hook: Hook | None, run: dict[str, Any] | None = None,
+    force: bool = False,
 ) -> tuple[list[Path], LinkCounts, dict[str, Any]]:
     """Link the extractions shard by shard, reusing shards finished by an earlier run with the
     same fingerprint (``linked/``, a ``causalkg.shards`` folder: ``shard-NNNNN.jsonl`` of linked
-    mentions and its ``.done.json``). Returns the linked shard files in order (the mentions stay
-    on disk), the counts, linker info."""
-    shards = Shards(inp.out_dir / LINKED_DIR, link_fp)
+    mentions and its ``.done.json``; ``force``: none is reused). Returns the linked shard files in
+    order (the mentions stay on disk), the counts, linker info."""
+    shards = Shards(inp.out_dir / LINKED_DIR, link_fp, force=force)
     lazy = _Linking(cfg, opts, linker, inp, lenient)
     structured = bool(opts["structured"]) and inp.corpus.is_file()
     # The structured pages go to a worker of the pool (or an actor) when one runs: it has the

@@ -44,7 +44,7 @@ def register(group: Any) -> None:
     a.add_argument("--allow-self-loops", action="store_true", default=None,
                    help="keep pairs whose two ends link to the same concept (kg.allow_self_loops)")
     a.add_argument("--shard-size", type=int, metavar="N", help="extractions per linker call (kg.shard_size)")
-    add_force(a, "rebuild even when the outputs are current")
+    add_force(a, "relink every shard and rewrite the KG, even when the outputs are current")
     add_lenient(a)
     add_dry_run(a)
     add_format(a)

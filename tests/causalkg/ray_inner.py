@@ -159,9 +159,10 @@ def test_inner_assemble_links_on_ray_to_the_local_bytes_and_resumes(world, clust
     linked = result.out / "linked"
     (linked / "shard-00001.jsonl").unlink()
     (linked / "shard-00001.done.json").unlink()
+    (result.out / "current" / "manifest.json").unlink()  # as if killed while linking: nothing published
     shards = []
     cfg = cfg_for(root, info, "local", **{"kg.shard_size": 3, "run.engine": "ray"})
-    assemble(cfg, extractions=data / "kg" / "extractions.jsonl", out=root / "asm-ray", force=True,
+    assemble(cfg, extractions=data / "kg" / "extractions.jsonl", out=root / "asm-ray",
              hook=lambda e, i: shards.append(i["index"]) if e == "shard" else 0)
     assert shards == [1]
     assert files(result.out) == local

@@ -509,17 +509,26 @@ def test_a_pool_of_two_linking_workers_gives_the_same_bytes_and_resumes(tmp_path
     assert results[2].counts["link_structured_pairs"] == results[2].counts["link_structured_linked"] == 1
     assert b'"wikipedia_infobox"' in one["linked/structured.jsonl"]
 
-    # a partial run: shards 1 to 4 lost; the pool relinks only those, to the same bytes
+    # a partial run (killed while linking: shards 1 to 4 not done, no KG of these inputs
+    # published); the pool relinks only those, to the same bytes
     linked = results[2].out / "linked"
     for i in range(1, 5):
         (linked / f"shard-{i:05d}.jsonl").unlink()
         (linked / f"shard-{i:05d}.done.json").unlink()
+    (results[2].out / "current" / "manifest.json").unlink()
     shards = []
-    again = A.assemble(cfg(2), **inputs, out=tmp_path / "w2", force=True,
+    again = A.assemble(cfg(2), **inputs, out=tmp_path / "w2",
                        hook=lambda e, i: shards.append(i["index"]) if e == "shard" else 0)
     assert shards == [1, 2, 3, 4] and used == [2, 2]
     assert json.loads((again.out / "manifest.json").read_text())["linking"]["shards_resumed"] == 1
     assert _kg_files(again.out) == one
+    # force: every shard linked again, none taken over, the same bytes
+    shards.clear()
+    forced = A.assemble(cfg(2), **inputs, out=tmp_path / "w2", force=True,
+                        hook=lambda e, i: shards.append(i["index"]) if e == "shard" else 0)
+    assert sorted(shards) == [0, 1, 2, 3, 4] and used == [2, 2, 2]
+    assert json.loads((forced.out / "manifest.json").read_text())["linking"]["shards_resumed"] == 0
+    assert _kg_files(forced.out) == one
 
 
 @pytest.mark.slow
