@@ -179,15 +179,16 @@ def _persisted(linker: Any) -> bool:
 
 def _code_digest() -> str:
     """The source of the modules whose rules decide which mentions linking gives (assertion
-    flags, the linker's matching, the sense check, the page event), hashed: part of the linked
-    checkpoints' fingerprint, so a changed rule relinks instead of reusing the old mentions."""
+    flags, the linker's matching, the index's reading and search, the phrase encoder, the sense
+    check, the page event), hashed: part of the linked checkpoints' fingerprint, so a changed rule
+    relinks instead of reusing the old mentions."""
     import hashlib
 
     from causalkg.kg import mentions, polarity
-    from causalkg.linking import linker, normalize, sense
+    from causalkg.linking import encoder, index, linker, normalize, sense
 
     h = hashlib.sha256()
-    for mod in (polarity, mentions, linker, normalize, sense):
+    for mod in (polarity, mentions, linker, index, encoder, normalize, sense):
         h.update(Path(mod.__file__).read_bytes())
     return h.hexdigest()
 
