@@ -20,6 +20,7 @@ bumped (the checkpoints of an earlier run are then relinked).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Iterable, Mapping, Sequence
 
 from causalkg.contracts import Assertion, Candidate, Extraction, KGMention, LinkedSpan, is_qid
@@ -296,6 +297,7 @@ def link_structured(
     sense: Any = None,
     allow_self_loops: bool = False,
     min_link: float = 0.8,
+    pages: int | None = None,
 ) -> tuple[list[KGMention], LinkCounts]:
     """Pairs of the structured sources (``kg.extractors.structured``: infobox fields, list
     items under Causes/Aftermath-style headings) of corpus ``records``, linked.
@@ -303,11 +305,36 @@ def link_structured(
     The page's event end is linked from ``event_phrases``: the title with every linker answer
     (then the sense check), else the first category head with an *exact* class match. The
     item end needs an exact match or a nearest neighbour at or above ``min_link``, and passes
-    the sense check like a sentence's phrase."""
-    counts = LinkCounts()
+    the sense check like a sentence's phrase.
+
+    The records are read ``pages`` at a time (default ``STRUCTURED_PAGES``), each group linked
+    whole: only the linked mentions are kept across groups, not every pair with its candidates
+    (the 68,391 corpus's 113,202 pairs took about 1 GB more at once). A pair's mention does not depend on
+    the others, so the result is the same for any ``pages``."""
+    pages = pages or STRUCTURED_PAGES
+    if pages < 1:
+        raise ConfigError(f"link_structured: pages must be at least 1, got {pages}")
+    counts, out = LinkCounts(), []
+    it = iter(records)
+    while group := list(islice(it, pages)):
+        out += _link_structured_group(group, linker, docs, sources=sources, k=k, sense=sense,
+                                      allow_self_loops=allow_self_loops, min_link=min_link, counts=counts)
+    return out, counts
+
+
+# corpus records per group of link_structured: a group's pairs (about 1.7 per event page),
+# their candidates and the linker's working memory are held together
+STRUCTURED_PAGES = 2_000
+
+
+def _link_structured_group(records: Sequence[Mapping[str, Any]], linker: Any, docs: Mapping[str, DocInfo], *,
+                           sources: Sequence[str], k: int, sense: Any, allow_self_loops: bool, min_link: float,
+                           counts: LinkCounts) -> list[KGMention]:
+    """The linked mentions of one group of records' structured pairs (``link_structured``),
+    counted into ``counts``."""
     xs, event_of = _structured_extractions(records, sources)
     if not xs:
-        return [], counts
+        return []
     # the page events, in one linker call (a call per page embedded its title alone)
     events = _page_events(sorted(set(event_of.values())), linker, sense)
     event = {d: events[key] for d, key in event_of.items() if key in events}
@@ -323,7 +350,7 @@ def link_structured(
         else:
             cause_c.append(cands)
             effect_c.append(ev)
-    return link_pairs(xs, cause_c, effect_c, docs, allow_self_loops=allow_self_loops, counts=counts)
+    return link_pairs(xs, cause_c, effect_c, docs, allow_self_loops=allow_self_loops, counts=counts)[0]
 
 
 def _structured_extractions(

@@ -408,6 +408,33 @@ def _issue13_inputs(tmp_path):
     return ext, corpus, concepts
 
 
+
+def test_structured_pages_linked_in_groups_give_the_same_mentions(tmp_path):
+    """link_structured reads the records a group of pages at a time (bounded memory at full
+    size): the mentions and counts are the same for groups of 1, 2, 3 pages as for one group."""
+    import json
+
+    from causalkg.kg.mentions import link_structured
+    from causalkg.linking.linker import Linker
+
+    _, corpus, concepts = _issue13_inputs(tmp_path)
+    records = [json.loads(x) for x in corpus.read_text(encoding="utf-8").splitlines()]
+    chernobyl = next(r for r in records if r.get("infobox"))
+    records += [{**chernobyl, "id": f"{chernobyl['id']}-{i}"} for i in range(4)]  # 5 pages with a pair
+    cfg = _cfg(tmp_path)
+    lk = Linker.from_concepts(load_concepts(concepts).values(), cfg)
+
+    def run(pages):
+        found, counts = link_structured(records, lk, {}, sources=["wikipedia_infobox", "wikipedia_list"], k=5,
+                                        pages=pages)
+        return [m.model_dump_json() for m in found], counts
+
+    whole = run(len(records))
+    assert len(whole[0]) == 5 and whole[1].extractions == 5 and whole[1].linked == 5
+    for pages in (1, 2, 3):
+        assert run(pages) == whole, pages
+
+
 def test_assembly_drops_unasserted_pairs_reads_infoboxes_and_scores_confidence(tmp_path):
     from causalkg.linking.linker import Linker
 
