@@ -311,7 +311,7 @@ def link_structured(
     whole: only the linked mentions are kept across groups, not every pair with its candidates
     (the 68,391 corpus's 113,202 pairs took about 1 GB more at once). A pair's mention does not depend on
     the others, so the result is the same for any ``pages``."""
-    pages = pages or STRUCTURED_PAGES
+    pages = STRUCTURED_PAGES if pages is None else pages
     if pages < 1:
         raise ConfigError(f"link_structured: pages must be at least 1, got {pages}")
     counts, out = LinkCounts(), []

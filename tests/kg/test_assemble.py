@@ -414,6 +414,7 @@ def test_structured_pages_linked_in_groups_give_the_same_mentions(tmp_path):
     size): the mentions and counts are the same for groups of 1, 2, 3 pages as for one group."""
     import json
 
+    from causalkg.errors import ConfigError
     from causalkg.kg.mentions import link_structured
     from causalkg.linking.linker import Linker
 
@@ -433,6 +434,8 @@ def test_structured_pages_linked_in_groups_give_the_same_mentions(tmp_path):
     assert len(whole[0]) == 5 and whole[1].extractions == 5 and whole[1].linked == 5
     for pages in (1, 2, 3):
         assert run(pages) == whole, pages
+    with pytest.raises(ConfigError, match="pages must be at least 1, got 0"):
+        run(0)
 
 
 def test_assembly_drops_unasserted_pairs_reads_infoboxes_and_scores_confidence(tmp_path):
