@@ -103,7 +103,6 @@ def test_a_stopped_run_goes_on_only_from_its_own_figures_and_kept_data(tmp_path,
     assert json.loads(report.read_text())["sizes"] == [10, 20]  # the earlier file is left as it was
 
 
-
 def test_a_stage_run_again_on_kept_data_runs_whole(tmp_path, monkeypatch):
     """Going on in kept data, the stages the JSON holds are taken as they are and each other one
     runs with ``--force`` (every shard again: tests/kg/test_assemble.py), assembly's row saying
