@@ -129,11 +129,16 @@ def _pair(record: Mapping[str, Any], title: str, line: str, line_start: int, ite
     item_span = {"text": item_text, "start": line_start + item[0], "end": line_start + item[1]}
     cause, effect = (title_span, item_span) if event_is_cause else (item_span, title_span)
     rev = record.get("revision_id")
+    dc = record.get("document_concept")
     return {
         "doc_id": str(record.get("id")),
         "title": title,
         "url": record.get("url"),
         "revision_id": int(rev) if rev is not None else None,
+        # the page's concept, as a sentence's extraction carries it (kg.extract.prepare): the
+        # mention's provenance then comes from the record alone, not from which documents the
+        # linking run happened to load
+        "document_concept": {"id": dc.get("id"), "label": dc.get("label")} if isinstance(dc, dict) else None,
         "event_end": "cause" if event_is_cause else "effect",
         "sentence": {"text": line, "start": line_start, "end": line_start + len(line), "section": section},
         "cause": cause,

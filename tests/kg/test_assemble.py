@@ -411,7 +411,8 @@ def _issue13_inputs(tmp_path):
 
 def test_structured_pages_linked_in_groups_give_the_same_mentions(tmp_path):
     """link_structured reads the records a group of pages at a time (bounded memory at full
-    size): the mentions and counts are the same for groups of 1, 2, 3 pages as for one group."""
+    size): the mentions and counts are the same for groups of 1, 2, 3 pages as for one group.
+    A mention's document concept comes from its page's record, not from the documents given."""
     import json
 
     from causalkg.errors import ConfigError
@@ -421,7 +422,9 @@ def test_structured_pages_linked_in_groups_give_the_same_mentions(tmp_path):
     _, corpus, concepts = _issue13_inputs(tmp_path)
     records = [json.loads(x) for x in corpus.read_text(encoding="utf-8").splitlines()]
     chernobyl = next(r for r in records if r.get("infobox"))
-    records += [{**chernobyl, "id": f"{chernobyl['id']}-{i}"} for i in range(4)]  # 5 pages with a pair
+    resolved = {"id": "Q486", "label": "Chernobyl disaster", "labels": [], "resolved": True}
+    records += [{**chernobyl, "id": f"{chernobyl['id']}-{i}", "document_concept": resolved}
+                for i in range(4)]  # 5 pages with a pair, 4 of them resolved to a concept
     cfg = _cfg(tmp_path)
     lk = Linker.from_concepts(load_concepts(concepts).values(), cfg)
 
@@ -432,6 +435,7 @@ def test_structured_pages_linked_in_groups_give_the_same_mentions(tmp_path):
 
     whole = run(len(records))
     assert len(whole[0]) == 5 and whole[1].extractions == 5 and whole[1].linked == 5
+    assert [json.loads(m)["document_concept"] for m in whole[0]] == [None] + ["Q486"] * 4  # no documents given
     for pages in (1, 2, 3):
         assert run(pages) == whole, pages
     with pytest.raises(ConfigError, match="pages must be at least 1, got 0"):
