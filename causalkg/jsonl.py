@@ -123,10 +123,39 @@ def _json_problem(line: bytes, exc: ValueError) -> str:
     return str(exc)
 
 
+@dataclass(frozen=True)
+class LineSpan:
+    """A run of whole lines of a file: from byte ``start``, which begins line number ``line``,
+    to byte ``end`` (offsets into the uncompressed text of a ``.gz``)."""
+
+    line: int
+    start: int
+    end: int
+
+
+def line_spans(path: str | os.PathLike, lines: int) -> Iterator[LineSpan]:
+    """The file cut into runs of ``lines`` lines (the last may be shorter), read once without
+    parsing: for work on parts of a large JSONL in other processes (``iter_json_lines(span=)``)."""
+    if lines < 1:
+        raise ValueError(f"line_spans: lines must be at least 1, got {lines}")
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as fh:
+        line, start, pos, n = 1, 0, 0, 0
+        for raw in fh:
+            pos += len(raw)
+            n += 1
+            if n == lines:
+                yield LineSpan(line, start, pos)
+                line, start, n = line + n, pos, 0
+        if n:
+            yield LineSpan(line, start, pos)
+
+
 def iter_json_lines(
-    path: str | os.PathLike, *, lenient: bool = False, stats: ReadStats | None = None
+    path: str | os.PathLike, *, lenient: bool = False, stats: ReadStats | None = None, span: LineSpan | None = None,
 ) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, parsed_json)`` for each non-blank line of a JSONL file.
+    """Yield ``(line_number, parsed_json)`` for each non-blank line of a JSONL file, or of its
+    lines in ``span`` (``line_spans``; numbered as in the whole file).
 
     Raises SchemaError naming ``path:line`` on a line that is not JSON (unless lenient).
     """
@@ -136,7 +165,12 @@ def iter_json_lines(
         raise SchemaError(f"{path}: no such file")
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rb") as fh:
-        for lineno, line in enumerate(fh, 1):
+        lines: Iterable[bytes] = fh
+        first = 1
+        if span is not None:
+            fh.seek(span.start)
+            lines, first = _bytes_up_to(fh, span.end - span.start), span.line
+        for lineno, line in enumerate(lines, first):
             stats.lines = lineno
             if not line.strip():
                 continue
@@ -149,6 +183,15 @@ def iter_json_lines(
                 stats.note_skip(message)
                 continue
             yield lineno, value
+
+
+def _bytes_up_to(fh: Iterable[bytes], size: int) -> Iterator[bytes]:
+    """The lines of ``fh`` that start within its next ``size`` bytes."""
+    for line in fh:
+        if size <= 0:
+            return
+        size -= len(line)
+        yield line
 
 
 def read_jsonl(

@@ -42,7 +42,7 @@ from causalkg.config import Config
 from causalkg.contracts import Extraction, KGEdge, KGMention
 from causalkg import faults, generations
 from causalkg.errors import ConfigError, SourceError
-from causalkg.jsonl import ReadStats, atomic_write, iter_json_lines, read_jsonl, to_json_line
+from causalkg.jsonl import LineSpan, ReadStats, atomic_write, iter_json_lines, line_spans, read_jsonl, to_json_line
 from causalkg.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.models import release_free_heap
 from causalkg.progress import progress
@@ -51,7 +51,7 @@ from causalkg.layout import NESTED_FILE, PAIRS_FILE, default_paths, kg_dir
 from causalkg.kg.aggregate import LIFT_MODES, AggregateCounts, aggregate_on_disk, apply_confidence
 from causalkg.kg.inputs import DocInfo, load_concepts, load_documents
 from causalkg.kg.kgfiles import OUTPUT_NAMES, Hook, write_outputs
-from causalkg.kg.mentions import LinkCounts, link_shard, link_structured
+from causalkg.kg.mentions import STRUCTURED_PAGES, LinkCounts, link_shard, link_structured
 from causalkg.kg.mentionstore import MentionStore
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,8 @@ def assemble(
     ``force`` relinks every shard (none is taken from ``linked/``) and rewrites the KG, even
     when the outputs are current; ``lenient`` skips bad input lines
     (counted in the manifest). ``hook(event, info)`` is called after each linked shard
-    (``"shard"``) and each written output (``"output"``). ``dry_run`` checks the inputs and
+    (``"shard"``), each linked group of pages (``"structured"``) and each written output
+    (``"output"``). ``dry_run`` checks the inputs and
     settings and returns the plan (``result.plan``) without linking or writing anything.
 
     Returns an AssembleResult. Raises SourceError when an input is missing (with the command
@@ -412,27 +413,17 @@ def _link_all(
     linker: Any, lenient: bool, stats: ReadStats, hook: Hook | None, run: dict[str, Any] | None = None,
     force: bool = False,
 ) -> tuple[list[Path], LinkCounts, dict[str, Any]]:
-    """Link the extractions shard by shard, reusing shards finished by an earlier run with the
-    same fingerprint (``linked/``, a ``causalkg.shards`` folder: ``shard-NNNNN.jsonl`` of linked
-    mentions and its ``.done.json``; ``force``: none is reused). Returns the linked shard files in
-    order (the mentions stay on disk), the counts, linker info."""
+    """Link the extractions shard by shard, then the structured pairs of the corpus pages
+    (``kg.structured``) a group of pages at a time, reusing what an earlier run with the same
+    fingerprint finished (``linked/``, a ``causalkg.shards`` folder: ``shard-NNNNN.jsonl`` and
+    ``structured-NNNNN.jsonl`` of linked mentions, each with its ``.done.json``; ``force``: none
+    is reused). Returns the linked files in order (the mentions stay on disk), the counts,
+    linker info."""
     shards = Shards(inp.out_dir / LINKED_DIR, link_fp, force=force)
     lazy = _Linking(cfg, opts, linker, inp, lenient)
-    structured = bool(opts["structured"]) and inp.corpus.is_file()
-    # The structured pages go to a worker of the pool (or an actor) when one runs: it has the
-    # linker loaded, and the driver, which holds more than a worker, then never loads one.
-    done = _structured_done(shards) if structured else None
-    tail = {"args": (str(inp.corpus),)} if structured and done is None else None
-    paths, counts, info = _link_extraction_shards(shards, lazy, opts, inp.source, lenient=lenient, stats=stats,
-                                                  hook=hook, progress_mode=cfg["run"]["progress"], run=run,
-                                                  tail=tail)
-    if structured:
-        path, c = _link_structured_pages(shards, lazy, inp.corpus, done=done,
-                                         result=(tail or {}).get("result"), run=run)
-        counts.structured_pairs += c.extractions
-        counts.structured_linked += c.linked
-        paths.append(path)
-    return paths, counts, info
+    corpus = inp.corpus if opts["structured"] and inp.corpus.is_file() else None
+    return _link_shards(shards, lazy, opts, inp.source, corpus, lenient=lenient, stats=stats, hook=hook,
+                        progress_mode=cfg["run"]["progress"], run=run)
 
 
 class _Linking:
@@ -447,7 +438,6 @@ class _Linking:
         self.given = linker is not None  # a caller's linker cannot go to other processes
         self._sense: Any = None
         self.docs: dict[str, DocInfo] | None = None  # None until a shard is linked here
-        self.linked_elsewhere = False  # a shard was linked by a worker in this run
 
     def linker(self) -> Any:
         if self._linker is None:
@@ -472,15 +462,24 @@ class _Linking:
         """A copy with nothing loaded, to send to a worker."""
         return _Linking(self.cfg, self.opts, None, self.inp, self.lenient)
 
-    def link(self, shard: list[Extraction]) -> tuple[str, int, dict[str, Any], dict[str, Any]]:
-        """One shard linked (``kg.mentions.link_shard``): (the shard file's exact text, the number
-        of mentions, the counts, the linker info). The same in this process, a pool worker or a
-        Ray actor."""
-        linker, docs, sense = self.linker(), self.documents(), self.sense()
-        opts = self.opts
-        found, c = link_shard(shard, linker, docs, k=opts["k"], use_context=opts["use_context"],
-                              allow_self_loops=opts["allow_self_loops"],
-                              drop=opts["drop"] if opts["assess"] else None, sense=sense)
+    def link(self, job: list[Extraction] | LineSpan) -> tuple[str, int, dict[str, Any], dict[str, Any]]:
+        """One job linked: a shard of extractions (``kg.mentions.link_shard``), or the lines of
+        the corpus in a ``LineSpan``, whose pages' structured pairs are linked
+        (``kg.mentions.link_structured``). Returns (the checkpoint file's exact text, the number of
+        mentions, the counts, the linker info): the same in this process, a pool worker or a Ray
+        actor."""
+        linker, sense, opts = self.linker(), self.sense(), self.opts
+        if isinstance(job, LineSpan):
+            # a structured pair carries its page's provenance: no corpus document is needed
+            records = (rec for _, rec in iter_json_lines(self.inp.corpus, lenient=self.lenient, span=job)
+                       if isinstance(rec, dict))
+            found, c = link_structured(records, linker, {}, sources=opts["structured"], k=opts["k"], sense=sense,
+                                       allow_self_loops=opts["allow_self_loops"],
+                                       min_link=opts["structured_min_link"])
+        else:
+            found, c = link_shard(job, linker, self.documents(), k=opts["k"], use_context=opts["use_context"],
+                                  allow_self_loops=opts["allow_self_loops"],
+                                  drop=opts["drop"] if opts["assess"] else None, sense=sense)
         # the encoder's and the index search's freed buffers back to the system, or a worker's
         # heap grows shard by shard (about 150 MB over 8 calls at 181,006 concepts)
         release_free_heap()
@@ -488,36 +487,18 @@ class _Linking:
                 "model_fingerprint": getattr(linker, "model_fingerprint", None)}
         return "".join(to_json_line(m) + "\n" for m in found), len(found), dict(c.__dict__), info
 
-    def structured(self, corpus_path: str, with_documents: bool) -> tuple[str, dict[str, Any]]:
-        """The structured pairs of the corpus pages (``kg.structured``) linked: (the file's exact
-        text, the counts). Provenance from the corpus documents when ``with_documents`` (a shard
-        was linked in this run), else from those already loaded here."""
-        linker, sense = self.linker(), self.sense()
-        docs = self.documents() if with_documents else (self.docs or {})
-        records = (rec for _, rec in iter_json_lines(Path(corpus_path), lenient=self.lenient) if isinstance(rec, dict))
-        opts = self.opts
-        found, c = link_structured(records, linker, docs, sources=opts["structured"], k=opts["k"],
-                                   sense=sense, allow_self_loops=opts["allow_self_loops"],
-                                   min_link=opts["structured_min_link"])
-        release_free_heap()
-        return "".join(to_json_line(m) + "\n" for m in found), dict(c.__dict__)
-
 
 class LinkWorker:
     """A Ray actor of the ``ray`` engine for assemble's linking, or a worker process of the local
-    pool: loads the linker, the sense check and the corpus documents once, then links shards of
-    extractions into shard texts."""
+    pool: loads the linker and the sense check once (the corpus documents with its first shard of
+    extractions), then links shards of extractions and groups of corpus pages into shard texts."""
 
     def __init__(self, lazy: _Linking):
         self.lazy = lazy
-        lazy.linker(), lazy.sense(), lazy.documents()
+        lazy.linker(), lazy.sense()
 
-    def link(self, shard: list[Extraction]) -> tuple[str, int, dict[str, Any], dict[str, Any]]:
-        return self.lazy.link(shard)
-
-    def structured(self, corpus_path: str) -> tuple[str, dict[str, Any]]:
-        # a worker runs only when shards were linked in this run: the documents are loaded
-        return self.lazy.structured(corpus_path, True)
+    def link(self, job: list[Extraction] | LineSpan) -> tuple[str, int, dict[str, Any], dict[str, Any]]:
+        return self.lazy.link(job)
 
 
 # The local pool is used only when at least this many shards are left to link: a worker's start
@@ -531,125 +512,147 @@ def _link_workers(cfg: Config) -> int:
     return default_workers(int(cfg["run"].get("workers", 0) or 0))
 
 
-def _link_extraction_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any], source: Path, *, lenient: bool,
-                            stats: ReadStats, hook: Hook | None, progress_mode: str,
-                            run: dict[str, Any] | None = None,
-                            tail: dict[str, Any] | None = None) -> tuple[list[Path], LinkCounts, dict[str, Any]]:
-    """Every shard of the extractions: kept when an earlier run finished it, else linked and
-    checkpointed (``_link_one_shard``). Returns the shard files in order; ``run`` (the
-    manifest's ``linking``) gets where they were linked: the engine, ``where`` (``process``,
-    ``pool`` or ``ray``), the workers, the shards and those resumed, and the Ray engine's retries.
+# A job of the linking: (index, checkpoint key, a shard of extractions or a span of corpus lines)
+_Job = tuple[int, str, "list[Extraction] | LineSpan"]
 
-    Where the shards are linked: ``run.engine = "ray"``: on a Ray actor pool (``LinkWorker``, one
-    linker per actor); ``"local"``: in a pool of ``run.workers`` processes (0: one per core), each
-    loading the linker once, when more than one shard is left to link; in this process with one
-    worker, one shard, or a linker given by the caller. The driver writes every checkpoint in
-    shard order, so ``linked/`` is the same bytes whichever links.
 
-    ``tail``: ``{"args": (corpus path,)}`` asks the pool or the actors, when they run, for the
-    structured pages too (``LinkWorker.structured``, via ``_structured_on``) before they close;
-    their answer goes to ``tail["result"]`` (absent when no pool ran or the call failed: the
-    caller links them)."""
+def _link_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any], source: Path, corpus: Path | None, *,
+                 lenient: bool, stats: ReadStats, hook: Hook | None, progress_mode: str,
+                 run: dict[str, Any] | None = None) -> tuple[list[Path], LinkCounts, dict[str, Any]]:
+    """Every shard of the extractions, then (with ``corpus``) every group of ``STRUCTURED_PAGES``
+    corpus lines for its pages' structured pairs: kept when an earlier run finished it, else
+    linked and checkpointed. Returns the checkpoint files in order; ``run`` (the manifest's
+    ``linking``) gets where they were linked: the engine, ``where`` (``process``, ``pool`` or
+    ``ray``), the workers, the shards and those resumed, the groups of pages and those resumed,
+    ``structured`` (where the groups were linked, when any was in this run), and the Ray
+    engine's retries.
+
+    Where: ``run.engine = "ray"``: on a Ray actor pool (``LinkWorker``, one linker per actor);
+    ``"local"``: in a pool of ``run.workers`` processes (0: one per core), each loading the
+    linker once, when at least ``POOL_MIN_SHARDS`` jobs are left; in this process with one
+    worker, fewer jobs, or a linker given by the caller. The shards and the groups are one stream
+    of jobs, so the groups are shared out like the shards. The driver writes every checkpoint in
+    order, so ``linked/`` is the same bytes whichever links."""
     from causalkg.distributed import engine_of
 
     counts = LinkCounts()
     paths: list[Path] = []
     state: dict[str, Any] = {"info": {}}
-    todo: list[tuple[int, str, list[Extraction]]] = []
     engine = engine_of(lazy.cfg)
     workers = 1 if lazy.given else _link_workers(lazy.cfg)
     bar = progress(desc="linking shards", unit="shard", total=None, mode=progress_mode)
-    resumed = [0]
+    tally = Counter()
     where = "process"
 
-    def finished(i: int, key: str, shard: list[Extraction], text: str, n: int, c: dict[str, Any],
-                 info: dict[str, Any]) -> None:
-        _write_linked_shard(shards, key, i, len(shard), text, c, info)
-        counts.add(c)
+    def add_structured(c: dict[str, Any]) -> None:
+        # the pairs of the pages count apart from the extractions; what else linking them
+        # counted (unlinked ends, senses rejected) is not reported
+        counts.structured_pairs += int(c.get("extractions", 0))
+        counts.structured_linked += int(c.get("linked", 0))
+
+    def finished(job: _Job, text: str, n: int, c: dict[str, Any], info: dict[str, Any]) -> None:
+        i, key, payload = job
+        with atomic_write(shards.path(key), allow_empty=True) as fh:  # a shard may link nothing
+            fh.write(text)
+        if isinstance(payload, LineSpan):
+            shards.finish(key, {"shard": key, "start": payload.start, "end": payload.end, "counts": c, "linker": info})
+            add_structured(c)
+            tally["structured_linked"] += 1
+        else:
+            shards.finish(key, {"shard": i, "size": len(payload), "counts": c, "linker": info})
+            counts.add(c)
+            faults.point("assemble.shard-linked")
         state["info"] = info
         bar.update(1)
-        faults.point("assemble.shard-linked")
         if hook is not None:
-            hook("shard", {"index": i, "path": str(shards.path(key)), "mentions": n})
+            hook("shard" if key.startswith("shard-") else "structured",
+                 {"index": i, "path": str(shards.path(key)), "mentions": n})
 
-    def jobs() -> Iterator[tuple[int, str, list[Extraction]]]:
+    def kept(key: str, expect: dict[str, Any]) -> dict[str, Any] | None:
+        path = shards.path(key)
+        paths.append(path)
+        done = shards.done(key, expect)
+        if done is None or not path.is_file():
+            return None
+        state["info"] = done.get("linker", state["info"])
+        bar.update(1)
+        return done
+
+    def jobs() -> Iterator[_Job]:
         for i, shard in enumerate(_iter_shards(source, opts["shard_size"], lenient=lenient, stats=stats)):
             key = f"shard-{i:05d}"
-            path = shards.path(key)
-            paths.append(path)
-            done = shards.done(key, {"size": len(shard)})
-            if done is not None and path.is_file():
-                resumed[0] += 1
+            done = kept(key, {"size": len(shard)})
+            if done is None:
+                yield i, key, shard
+            else:
+                tally["shards_resumed"] += 1
                 counts.add(done["counts"])
-                state["info"] = done.get("linker", state["info"])
-                bar.update(1)
-                continue
-            yield i, key, shard
+        if corpus is None:
+            return
+        for g, span in enumerate(line_spans(corpus, STRUCTURED_PAGES)):
+            key = f"structured-{g:05d}"
+            tally["structured_groups"] += 1
+            done = kept(key, {"start": span.start, "end": span.end})
+            if done is None:
+                yield g, key, span
+            else:
+                tally["structured_resumed"] += 1
+                add_structured(done["counts"])
 
     try:
         if lazy.given or (engine == "local" and workers <= 1):
-            for i, key, shard in jobs():
-                finished(i, key, shard, *lazy.link(shard))
+            for job in jobs():
+                finished(job, *lazy.link(job[2]))
         else:
-            # Read ahead: a few shards left to link are linked here (a worker's start, a linker
-            # load, costs more than they do); more go to a pool.
+            # Read ahead: a few jobs left are linked here (a worker's start, a linker load, costs
+            # more than they do); more go to a pool.
             it = jobs()
             todo = list(islice(it, POOL_MIN_SHARDS))
             if engine == "local" and len(todo) < POOL_MIN_SHARDS:
-                for i, key, shard in todo:
-                    finished(i, key, shard, *lazy.link(shard))
+                for job in todo:
+                    finished(job, *lazy.link(job[2]))
             elif todo:
                 from itertools import chain
 
                 runner = _ray_link if engine == "ray" else _pool_link_all
                 where = "ray" if engine == "ray" else "pool"
-                lazy.linked_elsewhere = True
-                state["tail"] = tail
-                for (i, key, shard), result in runner(lazy, chain(todo, it), workers, state):
-                    finished(i, key, shard, *result)
+                for job, result in runner(lazy, chain(todo, it), workers, state):
+                    finished(job, *result)
     finally:
         bar.close()
         if run is not None:
             run.update({"engine": engine, "where": where, "workers": 1 if where == "process" else workers,
-                        "shards": len(paths), "shards_resumed": resumed[0]})
+                        "shards": sum(1 for p in paths if p.name.startswith("shard-")),
+                        "shards_resumed": tally["shards_resumed"]})
+            if corpus is not None:
+                run.update({"structured_groups": tally["structured_groups"],
+                            "structured_resumed": tally["structured_resumed"]})
+                if tally["structured_linked"]:
+                    run["structured"] = where
             if "ray" in state:
                 run["ray"] = state["ray"].to_dict()
     return paths, counts, state["info"]
 
 
-def _pool_link_all(lazy: _Linking, jobs: Iterable[tuple[int, str, list[Extraction]]], workers: int,
-                   state: dict[str, Any]) -> Iterator[tuple[tuple[int, str, list[Extraction]], Any]]:
+def _pool_link_all(lazy: _Linking, jobs: Iterable[_Job], workers: int,
+                   state: dict[str, Any]) -> Iterator[tuple[_Job, Any]]:
     """The local engine's pool (``causalkg.processes.WorkerPool``): ``workers`` spawned
-    processes, each a ``LinkWorker`` with its own linker, at most two shards in flight per worker;
-    results yielded in shard order."""
+    processes, each a ``LinkWorker`` with its own linker, at most two jobs in flight per worker;
+    results yielded in job order."""
     from causalkg.processes import WorkerPool
 
     pool = WorkerPool(LinkWorker, (lazy.fresh(),), workers, name="linking worker process",
                       hint="rerun with fewer run.workers (each holds a linker; finished shards are kept and resumed)")
     try:
         yield from pool.map_ordered("link", jobs, lambda job: (job[2],), what=lambda job: job[1])
-        _structured_on(pool, state)
     finally:
         pool.close()
 
 
-def _structured_on(pool: Any, state: dict[str, Any]) -> None:
-    """The structured pages asked for in ``state["tail"]`` (``{"args": (corpus path,)}``, see
-    ``_link_extraction_shards``) linked by one worker or actor of ``pool``, into its ``result``;
-    a failure is logged and leaves them to the driver."""
-    tail = state.get("tail")
-    if tail is None:
-        return
-    try:
-        tail["result"] = pool.call("structured", *tail["args"])
-    except Exception as exc:  # noqa: BLE001 - the driver links them instead, and reports its own error
-        log.warning("linking the structured pages on a worker failed (%s); linking them here", exc)
-
-
-def _ray_link(lazy: _Linking, jobs: Iterable[tuple[int, str, list[Extraction]]], workers: int,
-              state: dict[str, Any]) -> Iterator[tuple[tuple[int, str, list[Extraction]], Any]]:
-    """The ray engine: the shards on an actor pool of ``LinkWorker`` (one linker per actor,
-    ``num_gpus`` per actor when the cluster has GPUs), results in shard order; retries and
+def _ray_link(lazy: _Linking, jobs: Iterable[_Job], workers: int,
+              state: dict[str, Any]) -> Iterator[tuple[_Job, Any]]:
+    """The ray engine: the jobs on an actor pool of ``LinkWorker`` (one linker per actor,
+    ``num_gpus`` per actor when the cluster has GPUs), results in job order; retries and
     failures counted in ``state["ray"]`` (a RayStats)."""
     from causalkg.distributed import ActorPool, RaySettings, RayStats
 
@@ -657,59 +660,9 @@ def _ray_link(lazy: _Linking, jobs: Iterable[tuple[int, str, list[Extraction]]],
     pool = ActorPool(LinkWorker, (lazy.fresh(),), RaySettings.from_config(lazy.cfg), stats=stats)
     try:
         yield from pool.map_ordered("link", jobs, lambda job: (job[2],), what=lambda job: job[1])
-        _structured_on(pool, state)
     finally:
         pool.close()
         log.info("linking on Ray: %s", stats.to_dict())
-
-
-def _link_one_shard(shards: Shards, key: str, i: int, shard: list[Extraction], lazy: _Linking,
-                    opts: dict[str, Any]) -> tuple[int, LinkCounts, dict[str, Any]]:
-    """Link one shard in this process and checkpoint it: its mentions, then its ``.done.json``
-    with the counts and the linker. Returns (the number of mentions, the counts, the linker)."""
-    text, n, c, info = lazy.link(shard)
-    _write_linked_shard(shards, key, i, len(shard), text, c, info)
-    return n, LinkCounts(**c), info
-
-
-def _write_linked_shard(shards: Shards, key: str, i: int, size: int, text: str, counts: dict[str, Any],
-                        info: dict[str, Any]) -> None:
-    with atomic_write(shards.path(key), allow_empty=True) as fh:  # a shard may link nothing
-        fh.write(text)
-    shards.finish(key, {"shard": i, "size": size, "counts": counts, "linker": info})
-
-
-def _structured_done(shards: Shards) -> dict[str, Any] | None:
-    """The ``structured`` checkpoint of an earlier run (its record), or None when it is not
-    finished (no record, or its file gone)."""
-    done = shards.done("structured")
-    return done if done is not None and shards.path("structured").is_file() else None
-
-
-def _link_structured_pages(shards: Shards, lazy: _Linking, corpus_path: Path, *,
-                           done: dict[str, Any] | None = None, result: tuple[str, dict[str, Any]] | None = None,
-                           run: dict[str, Any] | None = None) -> tuple[Path, LinkCounts]:
-    """The structured pairs of the corpus pages (``kg.structured``), linked once and checkpointed
-    as ``structured``: kept when ``done`` (``_structured_done``: an earlier run finished them),
-    ``result`` when a worker linked them (``_structured_on``), else linked here. Provenance comes
-    from the corpus documents only when a shard was linked in this run (here or by a worker:
-    then they are loaded here too). ``run`` (the manifest's ``linking``) gets ``structured``:
-    where they were linked, when in this run."""
-    path = shards.path("structured")
-    if done is not None:
-        return path, LinkCounts(**done["counts"])
-    if result is None:
-        result = lazy.structured(str(corpus_path), lazy.linked_elsewhere)
-        where = "process"
-    else:
-        where = (run or {}).get("where", "pool")
-    text, counts = result
-    with atomic_write(path, allow_empty=True) as fh:  # the pages may hold no structured pair
-        fh.write(text)
-    shards.finish("structured", {"shard": "structured", "counts": counts})
-    if run is not None:
-        run["structured"] = where
-    return path, LinkCounts(**counts)
 
 
 def _iter_shards(path: Path, size: int, *, lenient: bool, stats: ReadStats) -> Iterator[list[Extraction]]:

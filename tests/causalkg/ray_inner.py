@@ -154,8 +154,10 @@ def test_inner_assemble_links_on_ray_to_the_local_bytes_and_resumes(world, clust
     n = len([n for n in local if n.startswith("linked/shard-") and n.endswith(".done.json")])
     linking = json.loads((result.out / "manifest.json").read_text())["linking"]
     assert linking["where"] == "ray" and linking["shards"] == n and linking["shards_resumed"] == 0
-    assert linking["ray"]["tasks"] == n and linking["ray"]["retries"] == 0
-    assert linking["structured"] == "ray" and "linked/structured.jsonl" in local  # on an actor, not the driver
+    # the corpus pages' structured pairs too, in groups, on the actors after the shards
+    groups = linking["structured_groups"]
+    assert groups >= 1 and linking["ray"]["tasks"] == n + groups and linking["ray"]["retries"] == 0
+    assert linking["structured"] == "ray" and "linked/structured-00000.jsonl" in local  # on an actor, not the driver
     linked = result.out / "linked"
     (linked / "shard-00001.jsonl").unlink()
     (linked / "shard-00001.done.json").unlink()
@@ -167,7 +169,8 @@ def test_inner_assemble_links_on_ray_to_the_local_bytes_and_resumes(world, clust
     assert shards == [1]
     assert files(result.out) == local
     linking = json.loads((result.out / "manifest.json").read_text())["linking"]
-    assert linking["shards_resumed"] == n - 1 and linking["ray"]["tasks"] == 1
+    assert linking["shards_resumed"] == n - 1 and linking["structured_resumed"] == groups
+    assert linking["ray"]["tasks"] == 1
 
 
 KILLED_DRIVER = """

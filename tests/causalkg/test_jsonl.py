@@ -107,3 +107,30 @@ def test_reader_accepts_nan_and_reports_bad_utf8(tmp_path):
     path.write_bytes(b'{"text": "ok"}\n{"text": "\xff\xfe"}\n')
     with pytest.raises(SchemaError, match=r"n.jsonl:2: not valid JSON: not UTF-8"):
         list(read_jsonl(path))
+
+
+@pytest.mark.parametrize("name", ["lines.jsonl", "lines.jsonl.gz"])
+def test_line_spans_cut_a_file_into_runs_of_lines_read_back_as_the_whole(tmp_path, name):
+    """``line_spans`` cuts a file into runs of whole lines (blank lines and a last line without
+    a newline included); reading every span gives the whole file's records and line numbers,
+    and a bad line in a span is named by its line in the file."""
+    import gzip
+
+    from causalkg.jsonl import LineSpan, iter_json_lines, line_spans
+
+    text = '{"a": 1}\n\n{"b": "é"}\n{"c": [1, 2]}\nnot json\n{"d": null}'
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    whole = list(iter_json_lines(path, lenient=True))
+    assert [n for n, _ in whole] == [1, 3, 4, 6]
+    for size in (1, 2, 4, 6, 10):
+        spans = list(line_spans(path, size))
+        assert len(spans) == -(-6 // size) and spans[0] == LineSpan(1, 0, spans[0].end)
+        assert all(a.end == b.start and b.line == a.line + size for a, b in zip(spans, spans[1:]))
+        assert spans[-1].end == len(text.encode())
+        assert [r for s in spans for r in iter_json_lines(path, lenient=True, span=s)] == whole, size
+    five = next(s for s in line_spans(path, 1) if s.line == 5)
+    with pytest.raises(SchemaError, match=r"lines\.jsonl(\.gz)?:5: not valid JSON"):
+        list(iter_json_lines(path, span=five))
+    with pytest.raises(ValueError, match="at least 1"):
+        list(line_spans(path, 0))

@@ -510,8 +510,14 @@ def _kg_files(out: Path) -> dict[str, bytes]:
 def test_a_pool_of_two_linking_workers_gives_the_same_bytes_and_resumes(tmp_path, monkeypatch):
     from causalkg.linking.index import build_index
 
-    # the fixture extractions; the corpus and concepts with the Chernobyl page's infobox cause
+    # the fixture extractions; the corpus and concepts with the Chernobyl page's infobox cause,
+    # the page resolved to its concept
     _, corpus, concepts = _issue13_inputs(tmp_path)
+    corpus.write_text(corpus.read_text(encoding="utf-8").replace(
+        '"id": null, "label": "Chernobyl disaster"', '"id": "Q486", "label": "Chernobyl disaster"'), encoding="utf-8")
+    assert '"Q486"' in corpus.read_text(encoding="utf-8")
+    # the corpus's pages in groups of one: three jobs after the shards
+    monkeypatch.setattr(A, "STRUCTURED_PAGES", 1)
     inputs = dict(extractions=FIX / "extractions.jsonl", corpus=corpus, concepts=concepts)
     used = []
     pool = A._pool_link_all
@@ -535,13 +541,15 @@ def test_a_pool_of_two_linking_workers_gives_the_same_bytes_and_resumes(tmp_path
         assert one[name] == two[name], name
     assert results[1].counts == results[2].counts and results[2].counts["link_extractions"] == 14
     man = {w: json.loads((results[w].out / "manifest.json").read_text())["linking"] for w in (1, 2)}
-    # the structured pages too: by a worker of the pool, so the driver loads no linker
+    # the groups of pages too, shared out over the pool like the shards
     assert man[1] == {"engine": "local", "where": "process", "workers": 1, "shards": 5, "shards_resumed": 0,
-                      "structured": "process"}
+                      "structured_groups": 3, "structured_resumed": 0, "structured": "process"}
     assert man[2] == {"engine": "local", "where": "pool", "workers": 2, "shards": 5, "shards_resumed": 0,
-                      "structured": "pool"}
+                      "structured_groups": 3, "structured_resumed": 0, "structured": "pool"}
     assert results[2].counts["link_structured_pairs"] == results[2].counts["link_structured_linked"] == 1
-    assert b'"wikipedia_infobox"' in one["linked/structured.jsonl"]
+    infobox = json.loads(one["linked/structured-00001.jsonl"])  # the second page, Chernobyl's
+    assert infobox["extractor"] == "wikipedia_infobox" and infobox["document_concept"] == "Q486"
+    assert one["linked/structured-00000.jsonl"] == one["linked/structured-00002.jsonl"] == b""
 
     # a partial run (killed while linking: shards 1 to 4 not done, no KG of these inputs
     # published); the pool relinks only those, to the same bytes
@@ -554,8 +562,20 @@ def test_a_pool_of_two_linking_workers_gives_the_same_bytes_and_resumes(tmp_path
     again = A.assemble(cfg(2), **inputs, out=tmp_path / "w2",
                        hook=lambda e, i: shards.append(i["index"]) if e == "shard" else 0)
     assert shards == [1, 2, 3, 4] and used == [2, 2]
-    assert json.loads((again.out / "manifest.json").read_text())["linking"]["shards_resumed"] == 1
+    linking = json.loads((again.out / "manifest.json").read_text())["linking"]
+    assert linking["shards_resumed"] == 1 and linking["structured_resumed"] == 3 and "structured" not in linking
     assert _kg_files(again.out) == one
+    # killed after every shard was linked, before the pages' groups: only they are linked (three
+    # jobs, in this process), with the same provenance as when the shards were linked alongside
+    for p in linked.glob("structured-*"):
+        p.unlink()
+    (again.out / "current" / "manifest.json").unlink()
+    events = []
+    resumed = A.assemble(cfg(2), **inputs, out=tmp_path / "w2", hook=lambda e, i: events.append((e, i.get("index"))))
+    assert [e for e in events if e[0] != "output"] == [("structured", 0), ("structured", 1), ("structured", 2)]
+    linking = json.loads((resumed.out / "manifest.json").read_text())["linking"]
+    assert (linking["shards_resumed"], linking["structured_resumed"], linking["structured"]) == (5, 0, "process")
+    assert _kg_files(resumed.out) == one
     # force: every shard linked again, none taken over, the same bytes
     shards.clear()
     forced = A.assemble(cfg(2), **inputs, out=tmp_path / "w2", force=True,
@@ -577,30 +597,3 @@ def test_a_pool_worker_that_cannot_load_the_linker_reports_why(tmp_path, monkeyp
         A.assemble(cfg, extractions=FIX / "extractions.jsonl", corpus=FIX / "corpus.jsonl",
                    concepts=FIX / "concepts.jsonl")
     assert used == [1]  # raised in a worker, reported as the in-process error
-
-
-def test_the_structured_pages_fall_back_to_the_driver_when_a_worker_cannot_link_them(caplog):
-    """``_structured_on`` asks one worker for the structured pages after the shards; a failure
-    there is logged and leaves the tail's ``result`` unset, so the driver links them itself."""
-
-    class Pool:
-        def __init__(self, answer):
-            self.answer, self.calls = answer, []
-
-        def call(self, method, *args):
-            self.calls.append((method, args))
-            if isinstance(self.answer, Exception):
-                raise self.answer
-            return self.answer
-
-    tail = {"args": ("corpus.jsonl",)}
-    ok = Pool(("text\n", {"structured_pairs": 1}))
-    A._structured_on(ok, {"tail": tail})
-    assert ok.calls == [("structured", ("corpus.jsonl",))] and tail["result"] == ("text\n", {"structured_pairs": 1})
-    tail = {"args": ("corpus.jsonl",)}
-    with caplog.at_level("WARNING"):
-        A._structured_on(Pool(RuntimeError("worker died")), {"tail": tail})
-    assert "result" not in tail and "linking them here" in caplog.text
-    idle = Pool(None)
-    A._structured_on(idle, {})  # nothing asked: no call
-    assert idle.calls == []
