@@ -123,6 +123,11 @@ def _json_problem(line: bytes, exc: ValueError) -> str:
     return str(exc)
 
 
+def _open_bytes(path: str | os.PathLike) -> IO[bytes]:
+    """Open a file for reading bytes, gzip-decompressed when the name ends in .gz."""
+    return gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class LineSpan:
     """A run of whole lines of a file: from byte ``start``, which begins line number ``line``,
@@ -138,8 +143,7 @@ def line_spans(path: str | os.PathLike, lines: int) -> Iterator[LineSpan]:
     parsing: for work on parts of a large JSONL in other processes (``iter_json_lines(span=)``)."""
     if lines < 1:
         raise ValueError(f"line_spans: lines must be at least 1, got {lines}")
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as fh:
+    with _open_bytes(path) as fh:
         line, start, pos, n = 1, 0, 0, 0
         for raw in fh:
             pos += len(raw)
@@ -163,8 +167,7 @@ def iter_json_lines(
     stats.path = str(path)
     if not Path(path).exists():
         raise SchemaError(f"{path}: no such file")
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as fh:
+    with _open_bytes(path) as fh:
         lines: Iterable[bytes] = fh
         first = 1
         if span is not None:
