@@ -408,7 +408,6 @@ def _issue13_inputs(tmp_path):
     return ext, corpus, concepts
 
 
-
 def test_structured_pages_linked_in_groups_give_the_same_mentions(tmp_path):
     """link_structured reads the records a group of pages at a time (bounded memory at full
     size): the mentions and counts are the same for groups of 1, 2, 3 pages as for one group.
