@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from causalkg.tables import render_table
+from causalkg.core.tables import render_table
 
 
 @dataclass

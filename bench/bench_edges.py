@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from causalkg.tables import render_table
+from causalkg.core.tables import render_table
 
 REPO = Path(__file__).resolve().parents[1]
 JUDGED = REPO / "tests" / "fixtures" / "judged" / "judgements.jsonl"
@@ -32,8 +32,8 @@ BASE_KG = REPO / "snapshots" / "wikicausal" / "base-kg-v1.jsonl"
 
 
 def _edges(path: Path) -> list:
-    from causalkg.contracts import KGEdge
-    from causalkg.jsonl import read_jsonl
+    from causalkg.core.contracts import KGEdge
+    from causalkg.core.jsonl import read_jsonl
 
     return list(read_jsonl(path, KGEdge))
 

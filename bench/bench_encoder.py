@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from causalkg.config import load_config
-from causalkg.tables import render_table
+from causalkg.core.config import load_config
+from causalkg.core.tables import render_table
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_TEXTS = REPO / "data" / "linking" / "surfaces.jsonl"

@@ -70,7 +70,7 @@ def bench_precision() -> None:
 
 
 def _bench_precision(pairs: list[tuple[str, str]], kg_dir: Path) -> None:
-    from causalkg.config import load_config
+    from causalkg.core.config import load_config
     from causalkg.testing.openai_server import OpenAIServer
     from causalkg.evaluation.wikicausal.judges import create_judge
     from causalkg.evaluation.wikicausal.precision import eval_precision

@@ -33,8 +33,8 @@ import sys
 from pathlib import Path
 
 from bench import ThroughputTable, timed
-from causalkg.config import load_config
-from causalkg.tables import render_table
+from causalkg.core.config import load_config
+from causalkg.core.tables import render_table
 
 REPO = Path(__file__).resolve().parents[1]
 VAL = REPO / "snapshots" / "qa-training" / "val.jsonl"
@@ -72,7 +72,7 @@ def random_head_qa(batch_size: int = 32):
     from transformers.utils import logging as hf_logging
 
     from causalkg.kg.qa_decode import QAModel
-    from causalkg.models import resolve_encoder_path
+    from causalkg.core.models import resolve_encoder_path
 
     path = resolve_encoder_path("all-MiniLM-L6-v2")
     hf_logging.set_verbosity_error()
@@ -218,7 +218,7 @@ def bench_speed(items, docs, model_dir):
     batch size; then the three Wikipedia articles, candidate sentences only."""
     import torch
 
-    from causalkg.llm import ChatClient
+    from causalkg.core.llm import ChatClient
     from causalkg.testing.openai_server import OpenAIServer
     from causalkg.kg.extractors import create_extractor
     from causalkg.kg.extractors.llm import LLMExtractor

@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from bench import inference_rounds, interleaved_medians, timed
-from causalkg.config import load_config
-from causalkg.tables import render_table
+from causalkg.core.config import load_config
+from causalkg.core.tables import render_table
 
 REPO = Path(__file__).resolve().parents[1]
 TEST = REPO / "snapshots" / "gate-training" / "test.jsonl"
@@ -46,7 +46,7 @@ def main() -> None:
 
     from causalkg.kg.extract import make_segmenter, prepare
     from causalkg.kg.gate import SentenceGate, cue_hits, encoder_backend, train_gate
-    from causalkg.models import stage_device
+    from causalkg.core.models import stage_device
 
     cfg = load_config(search_cwd=False)
     with timed() as t:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.bench_scale import FULL, GATE, QA, REPO, sample_estimate
-from causalkg.tables import render_table
+from causalkg.core.tables import render_table
 
 CK = [sys.executable, "-m", "causalkg.cli"]
 

@@ -26,7 +26,7 @@ import os
 
 from bench import inference_rounds, interleaved_medians, timed
 from bench.bench_extract import _cfg, ensure_model, score, score_records, val_documents
-from causalkg.tables import render_table
+from causalkg.core.tables import render_table
 
 QA_FORMATS = (("torch", "float32"), ("torch", "int8"), ("torch", "int8-per-channel"),
               ("onnxruntime", "float32"), ("onnxruntime", "int8"), ("onnxruntime", "int8-per-channel"),
@@ -63,7 +63,7 @@ def _table(runs, items, rounds: int) -> list[dict]:
 def main() -> None:
     import torch
 
-    from causalkg.config import load_config
+    from causalkg.core.config import load_config
     from causalkg.kg.extract import make_segmenter
     from causalkg.kg.extractors.qa import QAExtractor
     from causalkg.kg.extractors.tagger import TaggerExtractor

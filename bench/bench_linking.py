@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from bench import ThroughputTable, timed
-from causalkg.config import load_config
-from causalkg.tables import render_table
+from causalkg.core.config import load_config
+from causalkg.core.tables import render_table
 
 REPO = Path(__file__).resolve().parents[1]
 CONCEPTS = REPO / "tests" / "fixtures" / "linking" / "base_kg_concepts.jsonl"

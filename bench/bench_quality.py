@@ -8,7 +8,7 @@ selects on them), one ``{"id", "text"}`` record per gold causal sentence, exactl
 feed raw text to ``causalkg kg extract``.
 
 Each configuration runs the real stage (``kg.extract.extract``) with the defaults of
-``causalkg/defaults.toml`` and the overrides named in its row. A predicted (cause, effect) pair
+``causalkg/core/defaults.toml`` and the overrides named in its row. A predicted (cause, effect) pair
 matches a gold pair when both spans share a content token with the gold spans, one to one per
 sentence (``kg.span_metrics.PairMatch``); "strict" also asks token F1 >= 0.5 on both sides.
 Rows: the default, in bfloat16 (``extract.dtype``: the gate's encoder and QA; on a CPU that
@@ -32,8 +32,8 @@ import tempfile
 from pathlib import Path
 
 from bench import timed
-from causalkg.config import load_config
-from causalkg.tables import render_table
+from causalkg.core.config import load_config
+from causalkg.core.tables import render_table
 
 REPO = Path(__file__).resolve().parents[1]
 TEST = REPO / "snapshots" / "qa-training" / "test.jsonl"

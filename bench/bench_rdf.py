@@ -19,8 +19,8 @@ from pathlib import Path
 from unittest import mock
 
 from bench import ThroughputTable, timed
-from causalkg.contracts import KGMention
-from causalkg.jsonl import read_jsonl
+from causalkg.core.contracts import KGMention
+from causalkg.core.jsonl import read_jsonl
 from causalkg.kg import rdf
 from causalkg.kg.aggregate import aggregate
 from causalkg.kg.inputs import load_concepts

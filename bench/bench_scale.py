@@ -310,7 +310,7 @@ def _q(s: str) -> str:
 def ensure_models() -> None:
     """The default extraction needs the gate and QA models `make kg` trains."""
     from bench.bench_extract import ensure_model
-    from causalkg.config import load_config
+    from causalkg.core.config import load_config
     from causalkg.kg.gate import train_gate
 
     res = train_gate(load_config(search_cwd=False), output=GATE, if_missing=True)

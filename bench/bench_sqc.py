@@ -120,8 +120,8 @@ def scripted_grader(body: dict) -> str:
 
 
 def bench_llm_matcher(units: list[Unit]) -> None:
-    from causalkg.config import load_config
-    from causalkg.llm import ChatClient
+    from causalkg.core.config import load_config
+    from causalkg.core.llm import ChatClient
     from causalkg.testing.openai_server import OpenAIServer
     from causalkg.evaluation.judging.sqc import LLMMatcher
 

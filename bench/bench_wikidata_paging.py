@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from causalkg.config import load_config
+from causalkg.core.config import load_config
 from causalkg.corpus.build import make_client
 from causalkg.corpus.wikidata import WikidataSettings, instances_of_seeds
-from causalkg.errors import CausalKGError
+from causalkg.core.errors import CausalKGError
 from causalkg.testing.wdqs_server import WDQSServer
 from causalkg.testing.world import WIKIDATA_NAME, make_world
 

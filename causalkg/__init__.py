@@ -25,21 +25,21 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from causalkg.core import __version__
 
 # name -> "module:attribute", imported when first asked for.
 _API: dict[str, str] = {
     # configuration and errors
-    "load_config": "causalkg.config:load_config",
-    "Config": "causalkg.config:Config",
+    "load_config": "causalkg.core.config:load_config",
+    "Config": "causalkg.core.config:Config",
     "show_config": "causalkg.api:show_config",
     "list_registry": "causalkg.api:list_registry",
-    "CausalKGError": "causalkg.errors:CausalKGError",
-    "ConfigError": "causalkg.errors:ConfigError",
-    "SchemaError": "causalkg.errors:SchemaError",
-    "SourceError": "causalkg.errors:SourceError",
-    "StoreError": "causalkg.errors:StoreError",
-    "ModelError": "causalkg.errors:ModelError",
+    "CausalKGError": "causalkg.core.errors:CausalKGError",
+    "ConfigError": "causalkg.core.errors:ConfigError",
+    "SchemaError": "causalkg.core.errors:SchemaError",
+    "SourceError": "causalkg.core.errors:SourceError",
+    "StoreError": "causalkg.core.errors:StoreError",
+    "ModelError": "causalkg.core.errors:ModelError",
     # the flow
     "build_corpus": "causalkg.api:build_corpus",
     "build_index": "causalkg.api:build_index",

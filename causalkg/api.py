@@ -14,7 +14,7 @@ itself with ``to_table(fmt)``; the ``causalkg`` command calls the same function 
 Every function takes ``cfg``: a ``Config`` (from ``load_config``), a path to a TOML file over
 the defaults, or None (the defaults, and ``./causalkg.toml`` when present). Keyword options
 that are settings override the configuration for this call only, and are recorded in the
-manifests like ``--set`` would be. Errors are ``causalkg.errors.CausalKGError`` subclasses.
+manifests like ``--set`` would be. Errors are ``causalkg.core.errors.CausalKGError`` subclasses.
 
 Where it sits: above the four stages (corpus -> linking -> kg -> evaluation), which it imports
 inside each function; no stage imports this module.
@@ -26,8 +26,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from causalkg.config import Config, load_config
-from causalkg.errors import ConfigError, SourceError
+from causalkg.core.config import Config, load_config
+from causalkg.core.errors import ConfigError, SourceError
 from causalkg.results import (
     Agreement, Alignment, Assembly, ConfigView, Consistency, CorpusBuild, EloRatings, Export, Extraction,
     HumanPrecisionResult, IndexBuild, Links, MetaEvaluation, Precision, QueryAnswer, Recall, RegistryListing, Report, SQCScore,
@@ -323,7 +323,7 @@ def human_precision(judgements: PathLike, *, llm: Sequence[PathLike] | None = No
     from causalkg.evaluation.wikicausal.human import human_precision as _human
 
     c = resolve_config(cfg)
-    from causalkg.layout import Layout
+    from causalkg.core.layout import Layout
 
     files = list(llm) if llm else sorted(Layout.from_config(c).eval_out("precision").glob("*/judgements.jsonl"))
     r = _human(judgements, llm=files, lenient=lenient)

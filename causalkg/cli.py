@@ -22,12 +22,12 @@ import sys
 from typing import Any, Callable, Sequence
 
 from causalkg import __version__
-from causalkg.config import Config, load_config, parse_assignment
-from causalkg.deadline import stage_deadline
-from causalkg.errors import CausalKGError, ConfigError
-from causalkg.jsonl import allowing_empty_outputs
+from causalkg.core.config import Config, load_config, parse_assignment
+from causalkg.core.deadline import stage_deadline
+from causalkg.core.errors import CausalKGError, ConfigError
+from causalkg.core.jsonl import allowing_empty_outputs
 from causalkg.options import add_format
-from causalkg.progress import progress_enabled
+from causalkg.core.progress import progress_enabled
 
 STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", "causalkg.evaluation.cli",
               "causalkg.web.cli")

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from causalkg.errors import ConfigError
+from causalkg.core.errors import ConfigError
 
 
 @dataclass(frozen=True)

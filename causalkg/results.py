@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
-from causalkg.errors import ConfigError
-from causalkg.tables import render_table
+from causalkg.core.errors import ConfigError
+from causalkg.core.tables import render_table
 
 FORMATS: tuple[str, ...] = ("text", "md", "csv", "json")
 """The output formats of every result and of every command's ``--format``."""
@@ -148,7 +148,7 @@ class ConfigView(Result):
 def flat_items(data: Mapping[str, Any], sections: "set[str] | None" = None, prefix: str = "") -> list[tuple[str, Any]]:
     """``(dotted key, value)`` for every setting; sections (``eval.sqc``) are walked into."""
     if sections is None:
-        from causalkg.config import section_names
+        from causalkg.core.config import section_names
 
         sections = section_names()
     out: list[tuple[str, Any]] = []
@@ -177,9 +177,9 @@ def _toml_value(v: Any) -> str:
 
 def to_toml(data: Mapping[str, Any], sections: "set[str] | None" = None, prefix: str = "") -> str:
     """``data`` as TOML text. ``sections``: the dotted names written as ``[a.b]`` tables (default:
-    the sections of ``causalkg/defaults.toml``); other table values are written inline."""
+    the sections of ``causalkg/core/defaults.toml``); other table values are written inline."""
     if sections is None:
-        from causalkg.config import section_names
+        from causalkg.core.config import section_names
 
         sections = section_names()
     lines: list[str] = []

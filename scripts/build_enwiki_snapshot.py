@@ -170,7 +170,7 @@ SOURCE_HEAD = """\
 
 Built by `scripts/build_enwiki_snapshot.py` (do not edit the dump by hand: rerun the script).
 It is the offline default of `causalkg corpus build` (`[wikipedia] dump` and `index` in
-`causalkg/defaults.toml`), and a test fixture.
+`causalkg/core/defaults.toml`), and a test fixture.
 
 ## Files
 

@@ -24,8 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from causalkg.jsonl import write_json, write_jsonl  # noqa: E402
-from causalkg.manifest import file_sha256  # noqa: E402
+from causalkg.core.jsonl import write_json, write_jsonl  # noqa: E402
+from causalkg.core.manifest import file_sha256  # noqa: E402
 from causalkg.kg import qa_data  # noqa: E402
 
 

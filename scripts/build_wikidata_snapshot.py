@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from causalkg.jsonl import atomic_write, read_jsonl, write_json  # noqa: E402
+from causalkg.core.jsonl import atomic_write, read_jsonl, write_json  # noqa: E402
 from causalkg.corpus.snapshot import serialize_ntriples, snapshot_triples  # noqa: E402
 
 

@@ -34,9 +34,9 @@ SETTINGS = {
 
 
 def main() -> None:
-    from causalkg.config import load_config
-    from causalkg.contracts import KGEdge
-    from causalkg.jsonl import read_jsonl
+    from causalkg.core.config import load_config
+    from causalkg.core.contracts import KGEdge
+    from causalkg.core.jsonl import read_jsonl
     from causalkg.kg.assemble import assemble
     from causalkg.kg.judged import evidence, load, todo_records
     from causalkg.linking.linker import Linker

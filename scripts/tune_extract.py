@@ -6,7 +6,7 @@
 Runs the real ``kg extract`` stage (``bench.bench_quality.run``) over the Causal News Corpus
 sentences of ``snapshots/qa-training/val.jsonl`` (gold causal sentences with their relations;
 the QA model selects its checkpoints on the same split, never on ``test.jsonl``) once per
-setting of the grid, each on top of ``causalkg/defaults.toml``, and prints pair precision,
+setting of the grid, each on top of ``causalkg/core/defaults.toml``, and prints pair precision,
 recall, F1 and strict F1. It only ever reads the validation split: the test split is what
 ``python -m bench quality`` reports, so nothing may be chosen on it.
 
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
     from bench.bench_quality import ensure_models, run
-    from causalkg.tables import render_table
+    from causalkg.core.tables import render_table
 
     grid = json.loads(args.grid) if args.grid else DEFAULT_GRID
     if not isinstance(grid, list) or not all(isinstance(g, dict) for g in grid):

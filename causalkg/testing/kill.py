@@ -1,5 +1,5 @@
 """Kill tests: run ``causalkg`` as a real process, stop it at an exact point
-(``CAUSALKG_FAULT_PAUSE``, see ``causalkg.jsonl._fault_pause``), kill -9 it, and look at what
+(``CAUSALKG_FAULT_PAUSE``, see ``causalkg.core.jsonl._fault_pause``), kill -9 it, and look at what
 is left in /proc. Every wait is a bounded poll on an observable state, never a fixed sleep."""
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from causalkg.errors import SourceError
+from causalkg.core.errors import SourceError
 from causalkg.testing.loopback import LoopbackServer, send_trickle
 
 VIRTUOSO_BINARY = "virtuoso-t"

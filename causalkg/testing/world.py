@@ -45,7 +45,7 @@ from typing import Any, Iterator
 
 import pyoxigraph as ox
 
-from causalkg.config import load_config
+from causalkg.core.config import load_config
 from causalkg.corpus.dump import cut_pages, peek_header, read_header, write_multistream
 from causalkg.corpus.queries import ENTITY_PREFIX, qid_of
 

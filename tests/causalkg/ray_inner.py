@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import load_config
+from causalkg.core.config import load_config
 
 if os.environ.get("CAUSALKG_RAY_CHILD") != "1":
     pytest.skip("run by test_ray_engine.py inside a loopback-only namespace", allow_module_level=True)
@@ -47,7 +47,7 @@ def cluster(world):
     import socket
 
     (root / "interfaces.json").write_text(json.dumps(sorted(name for _, name in socket.if_nameindex())))
-    from causalkg.distributed import RaySettings, ensure_ray
+    from causalkg.core.distributed import RaySettings, ensure_ray
 
     ensure_ray(RaySettings.from_config(cfg_for(root, info, "x")))
     assert ray.is_initialized()
@@ -91,7 +91,7 @@ def test_inner_extraction_is_the_same_on_ray_with_a_retry(world, cluster):
 
 
 def test_inner_a_stopped_driver_resumes_from_finished_shards(world, cluster):
-    from causalkg.errors import SourceError
+    from causalkg.core.errors import SourceError
     from causalkg.kg.extract import extract
     from causalkg.testing.flaky import FlakyFactory
 
@@ -175,7 +175,7 @@ def test_inner_assemble_links_on_ray_to_the_local_bytes_and_resumes(world, clust
 
 KILLED_DRIVER = """
 import json, sys
-from causalkg.config import load_config
+from causalkg.core.config import load_config
 from causalkg.kg.extract import extract
 from causalkg.testing.flaky import FlakyFactory
 overrides, marker, doc = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from causalkg.config import load_defaults
+from causalkg.core.config import load_defaults
 from tests.conftest import FIXTURES, REPO
 
 

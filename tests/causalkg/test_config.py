@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from causalkg.config import load_config, parse_assignment
-from causalkg.errors import ConfigError
+from causalkg.core.config import load_config, parse_assignment
+from causalkg.core.errors import ConfigError
 
 
 def test_defaults_load_and_have_the_50_seed_classes():
@@ -65,7 +65,7 @@ def test_broken_toml_is_a_config_error(tmp_path):
 
 
 def test_input_path_finds_bundled_files_from_any_directory(tmp_path, monkeypatch):
-    from causalkg.config import CHECKOUT_ROOT
+    from causalkg.core.config import CHECKOUT_ROOT
 
     monkeypatch.chdir(tmp_path)
     cfg = load_config(search_cwd=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pickle
 
-from causalkg.errors import CausalKGError, ModelError
+from causalkg.core.errors import CausalKGError, ModelError
 from causalkg.web.sparql import QueryError
 
 

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from causalkg.contracts import Concept, Extraction, FlatPair
-from causalkg.errors import SchemaError
-from causalkg.jsonl import ReadStats, atomic_write, read_jsonl, write_jsonl
+from causalkg.core.contracts import Concept, Extraction, FlatPair
+from causalkg.core.errors import SchemaError
+from causalkg.core.jsonl import ReadStats, atomic_write, read_jsonl, write_jsonl
 
 
 def test_round_trip_of_models_is_equal(tmp_path):
@@ -89,7 +89,7 @@ def test_extra_fields_ride_along(tmp_path):
 def test_atomic_write_follows_the_umask(tmp_path):
     import os
 
-    from causalkg.jsonl import _UMASK
+    from causalkg.core.jsonl import _UMASK
 
     target = tmp_path / "x.jsonl"
     write_jsonl(target, [{"a": 1}])
@@ -116,7 +116,7 @@ def test_line_spans_cut_a_file_into_runs_of_lines_read_back_as_the_whole(tmp_pat
     and a bad line in a span is named by its line in the file."""
     import gzip
 
-    from causalkg.jsonl import LineSpan, iter_json_lines, line_spans
+    from causalkg.core.jsonl import LineSpan, iter_json_lines, line_spans
 
     text = '{"a": 1}\n\n{"b": "é"}\n{"c": [1, 2]}\nnot json\n{"d": null}'
     path = tmp_path / name

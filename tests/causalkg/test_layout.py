@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from causalkg.config import load_config
-from causalkg.layout import Layout, default_paths, extract_input, extract_output, kg_dir
+from causalkg.core.config import load_config
+from causalkg.core.layout import Layout, default_paths, extract_input, extract_output, kg_dir
 
 
 def test_every_place_is_under_paths_data(tmp_path):
@@ -39,7 +39,7 @@ def test_extract_paths_follow_paths_data_unless_set(tmp_path):
 
 
 def test_no_stage_spells_the_data_folders_itself():
-    """The stage folders name their paths through causalkg.layout, not by joining strings onto paths.data."""
+    """The stage folders name their paths through causalkg.core.layout, not by joining strings onto paths.data."""
     repo = Path(__file__).resolve().parents[2]
     offenders = []
     for stage in ("corpus", "linking", "kg", "evaluation", "web"):

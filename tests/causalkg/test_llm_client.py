@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from causalkg.cache import DiskCache
-from causalkg.config import load_config
-from causalkg.errors import ConfigError, SourceError
-from causalkg.llm import ChatClient, ChatRequest, resolve_api_key
-from causalkg.retry import RetryPolicy, parse_retry_after
+from causalkg.core.cache import DiskCache
+from causalkg.core.config import load_config
+from causalkg.core.errors import ConfigError, SourceError
+from causalkg.core.llm import ChatClient, ChatRequest, resolve_api_key
+from causalkg.core.retry import RetryPolicy, parse_retry_after
 from causalkg.testing.openai_server import Fault, last_user_message
 
 

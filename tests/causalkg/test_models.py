@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.errors import ConfigError
-from causalkg.models import local_model_path, resolve_device, resolve_encoder_path, stage_device
+from causalkg.core.config import load_config
+from causalkg.core.errors import ConfigError
+from causalkg.core.models import local_model_path, resolve_device, resolve_encoder_path, stage_device
 
 STAGE_KEYS = ("linking.device", "extract.device", "eval.precision.device", "eval.sqc.device",
               "eval.consistency.device", "eval.soft.device")
@@ -50,9 +50,9 @@ def test_model_paths(tmp_path):
 
 
 def test_training_files_names_the_model_and_the_key(tmp_path):
-    from causalkg.config import load_config
-    from causalkg.errors import ConfigError
-    from causalkg.models import training_files
+    from causalkg.core.config import load_config
+    from causalkg.core.errors import ConfigError
+    from causalkg.core.models import training_files
 
     cfg = load_config(search_cwd=False)
     (tmp_path / "train.jsonl").write_text("{}\n")
@@ -69,6 +69,6 @@ def test_free_heap_is_released_where_the_c_library_is_glibc():
     of names it embeds) and says False, doing nothing, under another C library."""
     import platform
 
-    from causalkg.models import release_free_heap
+    from causalkg.core.models import release_free_heap
 
     assert release_free_heap() is (platform.libc_ver()[0] == "glibc")

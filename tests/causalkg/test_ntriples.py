@@ -1,4 +1,4 @@
-"""Bulk loading N-Triples in slices (causalkg/ntriples.py): every triple lands whatever the
+"""Bulk loading N-Triples in slices (causalkg/core/ntriples.py): every triple lands whatever the
 slice size, and a bad line is reported at its line in the whole file."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import io
 import pyoxigraph as ox
 import pytest
 
-from causalkg.ntriples import bulk_load_slices
+from causalkg.core.ntriples import bulk_load_slices
 
 EX = "http://example.org/"
 

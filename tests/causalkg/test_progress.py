@@ -1,4 +1,4 @@
-"""causalkg.progress: bars on a terminal, silence in pipes and CI, and the switch that overrides both."""
+"""causalkg.core.progress: bars on a terminal, silence in pipes and CI, and the switch that overrides both."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from causalkg.progress import progress, progress_enabled
+from causalkg.core.progress import progress, progress_enabled
 
 
 class _Tty(io.StringIO):

@@ -1,4 +1,4 @@
-"""The Ray engine (run.engine = "ray", causalkg.distributed) on a local cluster confined to
+"""The Ray engine (run.engine = "ray", causalkg.core.distributed) on a local cluster confined to
 loopback: same bytes as the local engine for dump reading (corpus build) and extraction, a
 failed actor call retried and reported, a driver that stopped half-way resumed from the
 finished shards, and kg assemble's linking on an actor pool giving the local engine's bytes.

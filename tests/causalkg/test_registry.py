@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from causalkg.errors import ConfigError
+from causalkg.core.errors import ConfigError
 from causalkg.registry import CATALOG, Registry, Spec, listing, parse_spec, registry, split_version
 from tests.conftest import REPO
 
@@ -65,7 +65,7 @@ def test_specs_name_a_version_or_not():
 
 
 def test_versioned_names_work_where_specs_are_read(tmp_path):
-    from causalkg.config import load_config
+    from causalkg.core.config import load_config
     from causalkg.evaluation.graph.similarity import canonical_name, get_similarity
     from causalkg.evaluation.judging.consistency import normalize_judge
     from causalkg.evaluation.judging.sqc import build_complementer, build_matcher

@@ -1,8 +1,8 @@
-"""Resumable shards (causalkg.shards): what counts as done, and when a folder is started afresh."""
+"""Resumable shards (causalkg.core.shards): what counts as done, and when a folder is started afresh."""
 
 from __future__ import annotations
 
-from causalkg.shards import STAMP_NAME, Shards
+from causalkg.core.shards import STAMP_NAME, Shards
 
 
 def _write(shards: Shards, key: str, text: str, **record) -> None:

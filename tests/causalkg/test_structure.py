@@ -21,9 +21,8 @@ import networkx as nx
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-# Source folder -> installed package (pyproject.toml [tool.setuptools.package-dir]).
-ROOTS = {"causalkg": "causalkg", "corpus": "causalkg.corpus", "linking": "causalkg.linking",
-         "kg": "causalkg.kg", "evaluation": "causalkg.evaluation", "web": "causalkg.web"}
+# Source folder -> installed package: one package, the stages its subpackages (no package-dir).
+ROOTS = {"causalkg": "causalkg"}
 # The layers, bottom up: the shared core (causalkg.*), the stages in flow order, the Python API
 # over them (causalkg.api and its typed results), the command line over that (causalkg.cli, its
 # option helpers and every stage's cli package), the browser UI, and causalkg.testing (servers,
@@ -76,7 +75,7 @@ def _stage(module: str) -> str:
 
 def test_stage_names():
     assert [_stage(m) for m in ("causalkg.cli", "causalkg.kg.cli.extract", "causalkg.kg.cli", "causalkg.testing.flaky",
-                                "causalkg", "causalkg.layout", "causalkg.api", "causalkg.kg.assemble")] == [
+                                "causalkg", "causalkg.core.layout", "causalkg.api", "causalkg.kg.assemble")] == [
         "cli", "cli", "cli", "testing", "causalkg", "causalkg", "api", "kg"]
 
 
@@ -108,13 +107,13 @@ def test_stages_import_only_backwards():
 
 def test_the_named_couplings_stay_broken():
     g = import_graph()
-    for a, b in [("causalkg.kg.store", "causalkg.kg.assemble"), ("causalkg.kg.stats", "causalkg.layout")]:
+    for a, b in [("causalkg.kg.store", "causalkg.kg.assemble"), ("causalkg.kg.stats", "causalkg.core.layout")]:
         assert g.has_node(a) and g.has_node(b)
-    # The path helpers come from causalkg.layout, and the KG files' readers from kg.kgfiles, not
+    # The path helpers come from causalkg.core.layout, and the KG files' readers from kg.kgfiles, not
     # from the assembly step.
     assert not g.has_edge("causalkg.kg.store", "causalkg.kg.assemble")
     assert not g.has_edge("causalkg.kg.stats", "causalkg.kg.assemble")
-    for module in ("kg/store.py", "kg/stats.py"):
+    for module in ("causalkg/kg/store.py", "causalkg/kg/stats.py"):
         tree = ast.parse((REPO / module).read_text(encoding="utf-8"))
         from_assemble = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                          and n.module == "causalkg.kg.assemble" for a in n.names}
@@ -143,15 +142,25 @@ def test_an_install_puts_only_causalkg_at_the_top_level(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     top = sorted(p.name for p in target.iterdir() if p.name != "bin" and not p.name.endswith(".dist-info"))
     assert top == ["causalkg"]
-    # Every module and prompt of the source is installed under causalkg (no package left out of
-    # pyproject.toml's explicit list).
+    # Every module and prompt of the source is installed under causalkg (no package left out by
+    # pyproject.toml's package discovery: a folder without __init__.py would be).
     installed = {p.relative_to(target / "causalkg").as_posix() for p in (target / "causalkg").rglob("*")
                  if p.suffix in (".py", ".txt", ".toml") and "__pycache__" not in p.parts}
     wanted = set()
     for folder in ROOTS:
-        prefix = "" if folder == "causalkg" else f"{folder}/"
+        prefix = ""
         for p in (REPO / folder).rglob("*"):
             if p.suffix in (".py", ".toml") or (p.suffix == ".txt" and "prompts" in p.parts):
                 if "__pycache__" not in p.parts:
                     wanted.add(prefix + p.relative_to(REPO / folder).as_posix())
     assert sorted(wanted - installed) == []
+
+
+def test_the_core_imports_no_stage():
+    """``causalkg.core`` is the foundation: it imports only from itself (and the standard library and
+    third-party packages), never a stage, the CLI or the API above it."""
+    g = import_graph()
+    core = [m for m in g.nodes if m == "causalkg.core" or m.startswith("causalkg.core.")]
+    assert len(core) >= 15
+    up = [f"{a} -> {b}" for a in core for b in g.successors(a) if not (b == "causalkg.core" or b.startswith("causalkg.core."))]
+    assert up == []

@@ -1,4 +1,4 @@
-"""causalkg.tables: one table, four formats."""
+"""causalkg.core.tables: one table, four formats."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from causalkg.tables import FORMATS, render_table
+from causalkg.core.tables import FORMATS, render_table
 
 ROWS = [{"kg": "ours", "recall": 0.123456, "n": 85, "note": "a|b"},
         {"kg": "causenet", "recall": None, "n": 12, "note": "two\nlines"}]

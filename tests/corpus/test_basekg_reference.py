@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.contracts import BaseKGLine
-from causalkg.jsonl import read_jsonl
+from causalkg.core.config import load_config
+from causalkg.core.contracts import BaseKGLine
+from causalkg.core.jsonl import read_jsonl
 from causalkg.corpus import basekg, wikidata
 from causalkg.corpus.snapshot import SnapshotEngine, serialize_ntriples, snapshot_triples
 

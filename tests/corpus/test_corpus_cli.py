@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import CHECKOUT_ROOT
+from causalkg.core.config import CHECKOUT_ROOT
 
 from causalkg.testing.sparql_server import Fault, SPARQLServer
 

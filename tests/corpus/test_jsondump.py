@@ -16,10 +16,10 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from causalkg.config import load_config
+from causalkg.core.config import load_config
 from causalkg.corpus.build import build_wikidata
 from causalkg.corpus.jsondump import DumpFilter, convert, entity_triples, site_iri
-from causalkg.errors import SourceError
+from causalkg.core.errors import SourceError
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = REPO / "snapshots" / "wikidata" / "wikidata-snapshot.nt.gz"
@@ -168,7 +168,7 @@ def test_json_dump_source_equals_the_snapshot_path(tmp_path):
 
 
 def test_json_dump_source_needs_a_dump(tmp_path):
-    from causalkg.errors import ConfigError
+    from causalkg.core.errors import ConfigError
     with pytest.raises(ConfigError, match="needs a dump"):
         build_wikidata(config(tmp_path), source="json-dump")
     (tmp_path / "empty.json").write_text("[\n]\n")

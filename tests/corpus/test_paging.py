@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import load_config
+from causalkg.core.config import load_config
 from causalkg.corpus import queries as Q
 from causalkg.corpus.build import build_wikidata
 from causalkg.corpus.paging import select_keyset

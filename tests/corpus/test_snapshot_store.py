@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import load_config
+from causalkg.core.config import load_config
 from causalkg.corpus.build import build_wikidata
 from causalkg.corpus.snapshot import SnapshotEngine
-from causalkg.errors import ConfigError
+from causalkg.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = REPO / "snapshots" / "wikidata" / "wikidata-snapshot.nt.gz"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.cache import DiskCache
-from causalkg.errors import ConfigError, SourceError
-from causalkg.retry import RetryPolicy
+from causalkg.core.cache import DiskCache
+from causalkg.core.errors import ConfigError, SourceError
+from causalkg.core.retry import RetryPolicy
 from causalkg.testing.sparql_server import Fault, SPARQLServer
 from causalkg.corpus import queries as Q
 from causalkg.corpus.snapshot import SnapshotEngine

@@ -11,10 +11,10 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from causalkg.config import load_config
-from causalkg.contracts import BaseKGLine, Concept, EventClass
-from causalkg.errors import ConfigError, SourceError
-from causalkg.jsonl import read_jsonl
+from causalkg.core.config import load_config
+from causalkg.core.contracts import BaseKGLine, Concept, EventClass
+from causalkg.core.errors import ConfigError, SourceError
+from causalkg.core.jsonl import read_jsonl
 from causalkg.testing.sparql_server import Fault, SPARQLServer
 from causalkg.corpus.build import build_wikidata
 

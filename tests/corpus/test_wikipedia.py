@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.contracts import CorpusDocument
-from causalkg.errors import ConfigError, SourceError
-from causalkg.jsonl import read_jsonl
+from causalkg.core.config import load_config
+from causalkg.core.contracts import CorpusDocument
+from causalkg.core.errors import ConfigError, SourceError
+from causalkg.core.jsonl import read_jsonl
 from causalkg.corpus import dump as d
 from causalkg.corpus.wikipedia import EventInfoboxes, build_documents
 
@@ -176,7 +176,7 @@ def test_select_modes(mini, tmp_path):
 KILL_SCRIPT = """
 import json, os, signal, sys
 from pathlib import Path
-from causalkg.config import load_config
+from causalkg.core.config import load_config
 import causalkg.corpus.wikipedia as w
 original = w._Parts.write
 written = []

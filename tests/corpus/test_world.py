@@ -14,14 +14,14 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from causalkg.config import load_config
-from causalkg.contracts import Concept
+from causalkg.core.config import load_config
+from causalkg.core.contracts import Concept
 from causalkg.corpus import queries as Q
 from causalkg.corpus.build import build
 from causalkg.corpus.sparql import SPARQLClient
-from causalkg.errors import SourceError
-from causalkg.jsonl import read_jsonl
-from causalkg.retry import RetryPolicy
+from causalkg.core.errors import SourceError
+from causalkg.core.jsonl import read_jsonl
+from causalkg.core.retry import RetryPolicy
 from causalkg.testing.wdqs_server import WDQSServer
 from causalkg.testing.world import WIKIDATA_NAME, make_world
 

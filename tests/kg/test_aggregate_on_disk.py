@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.contracts import KGMention
-from causalkg.jsonl import read_jsonl
+from causalkg.core.config import load_config
+from causalkg.core.contracts import KGMention
+from causalkg.core.jsonl import read_jsonl
 from causalkg.kg import assemble as A
 from causalkg.kg.aggregate import AggregateCounts, aggregate, aggregate_on_disk, apply_confidence
 from causalkg.kg.assemble import _options

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.contracts import BaseKGLine, Candidate, Extraction, KGEdge, KGMention
-from causalkg.jsonl import read_jsonl
+from causalkg.core.config import load_config
+from causalkg.core.contracts import BaseKGLine, Candidate, Extraction, KGEdge, KGMention
+from causalkg.core.jsonl import read_jsonl
 from causalkg.kg import assemble as A
 from causalkg.kg.aggregate import AggregateCounts, aggregate
 from causalkg.kg.inputs import load_concepts
@@ -293,7 +293,7 @@ def test_missing_linker_index_says_how_to_build_it(cli, in_tmp):
 
 KILLER = r"""
 import os, signal, sys
-from causalkg.config import load_config
+from causalkg.core.config import load_config
 from causalkg.kg.assemble import assemble
 data, fix, when = sys.argv[1], sys.argv[2], sys.argv[3]
 cfg = load_config(search_cwd=False, overrides={"paths.data": data, "kg.shard_size": 3})
@@ -414,7 +414,7 @@ def test_structured_pages_linked_in_groups_give_the_same_mentions(tmp_path):
     A mention's document concept comes from its page's record, not from the documents given."""
     import json
 
-    from causalkg.errors import ConfigError
+    from causalkg.core.errors import ConfigError
     from causalkg.kg.mentions import link_structured
     from causalkg.linking.linker import Linker
 
@@ -586,7 +586,7 @@ def test_a_pool_of_two_linking_workers_gives_the_same_bytes_and_resumes(tmp_path
 
 @pytest.mark.slow
 def test_a_pool_worker_that_cannot_load_the_linker_reports_why(tmp_path, monkeypatch):
-    from causalkg.errors import SourceError
+    from causalkg.core.errors import SourceError
 
     cfg = _cfg(tmp_path, **{"kg.shard_size": 3, "run.workers": 2})  # 5 shards: the pool; no index built
     used, pool = [], A._pool_link_all

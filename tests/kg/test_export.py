@@ -12,11 +12,11 @@ from pathlib import Path
 import pyoxigraph
 import pytest
 
-from causalkg.config import load_config
-from causalkg.contracts import KGMention
-from causalkg.errors import SourceError, StoreError
-from causalkg.jsonl import read_jsonl
-from causalkg.retry import RetryPolicy
+from causalkg.core.config import load_config
+from causalkg.core.contracts import KGMention
+from causalkg.core.errors import SourceError, StoreError
+from causalkg.core.jsonl import read_jsonl
+from causalkg.core.retry import RetryPolicy
 from causalkg.testing.virtuoso import FaultProxy, ProxyFault, VirtuosoServer
 from causalkg.kg import assemble as A
 from causalkg.kg import store as K
@@ -213,7 +213,7 @@ def test_anonymous_endpoint_needs_the_sparql_update_grant(virtuoso, project, mon
 
 
 def test_client_rejects_bad_settings():
-    from causalkg.errors import ConfigError
+    from causalkg.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="kg.auth must be one of"):
         GraphStoreClient("http://127.0.0.1:1/x", auth="kerberos")

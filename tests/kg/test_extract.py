@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.contracts import Extraction
-from causalkg.errors import ConfigError, SchemaError
+from causalkg.core.config import load_config
+from causalkg.core.contracts import Extraction
+from causalkg.core.errors import ConfigError, SchemaError
 from causalkg.testing.tiny_models import tiny_qa_model
 from causalkg.kg.extract import extract, side_paths
 from causalkg.kg.extractors import create_extractor
@@ -287,7 +287,7 @@ def test_worker_processes_give_the_one_process_bytes_and_resume(trained_tiny, sm
 
 @pytest.mark.parametrize("die", [False, True], ids=["raises", "dies"])
 def test_a_failing_or_dying_worker_stops_the_run_and_the_rerun_resumes(tmp_path, die):
-    from causalkg.errors import SourceError
+    from causalkg.core.errors import SourceError
     from causalkg.testing.flaky import FlakyFactory, InjectedFailure
 
     cfg = load_config(search_cwd=False, overrides={**CUE_GATE, "extract.shard_size": 1, "extract.workers": 2})
@@ -309,7 +309,7 @@ def test_a_failing_or_dying_worker_stops_the_run_and_the_rerun_resumes(tmp_path,
 
 
 def test_a_worker_process_that_cannot_load_its_model_fails_with_the_models_error(small_wiki, tmp_path):
-    from causalkg.errors import ModelError
+    from causalkg.core.errors import ModelError
 
     cfg = qa_cfg(tmp_path / "no-such-model", **{"extract.shard_size": 1, "extract.workers": 2})
     with pytest.raises(ModelError, match="no-such-model") as err:

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from causalkg.config import load_config
-from causalkg.errors import ConfigError, ModelError
+from causalkg.core.config import load_config
+from causalkg.core.errors import ConfigError, ModelError
 from causalkg.kg.extract import extract, make_gate, make_segmenter, prepare
 from causalkg.kg.gate import SentenceGate, curve, threshold_for_recall, train_gate
 from causalkg.kg.span_metrics import PairMatch
@@ -198,8 +198,8 @@ def test_gate_training_settings_are_checked(tmp_path):
 
 
 def test_extract_dtype_sets_the_gate_encoders_format(gate_dir, monkeypatch):
-    from causalkg import models
-    from causalkg.errors import ConfigError
+    from causalkg.core import models
+    from causalkg.core.errors import ConfigError
     from causalkg.kg.gate import gate_dtype
 
     folder, cfg = gate_dir

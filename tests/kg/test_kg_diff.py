@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import load_config
+from causalkg.core.config import load_config
 from causalkg.kg import assemble as A
 
 REPO = Path(__file__).resolve().parents[2]

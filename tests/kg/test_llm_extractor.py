@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from causalkg.cache import DiskCache
-from causalkg.config import load_config
-from causalkg.errors import ConfigError, SourceError
-from causalkg.llm import ChatClient
-from causalkg.retry import RetryPolicy
+from causalkg.core.cache import DiskCache
+from causalkg.core.config import load_config
+from causalkg.core.errors import ConfigError, SourceError
+from causalkg.core.llm import ChatClient
+from causalkg.core.retry import RetryPolicy
 from causalkg.testing.openai_server import Fault, OpenAIServer, last_user_message
 from causalkg.kg.extract import extract
 from causalkg.kg.extractors import Document

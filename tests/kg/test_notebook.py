@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from causalkg.config import load_config
+from causalkg.core.config import load_config
 from causalkg.kg import assemble as A
 
 REPO = Path(__file__).resolve().parents[2]

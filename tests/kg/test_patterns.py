@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.errors import ConfigError
+from causalkg.core.config import load_config
+from causalkg.core.errors import ConfigError
 from causalkg.kg.cues import longest_first
 from causalkg.kg.extract import make_segmenter
 from causalkg.kg.extractors import Document, create_extractor

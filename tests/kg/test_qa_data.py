@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.errors import ConfigError, SchemaError
+from causalkg.core.config import load_config
+from causalkg.core.errors import ConfigError, SchemaError
 from causalkg.kg import qa_data
 
 from tests.conftest import FIXTURES, REPO
@@ -71,7 +71,7 @@ def test_split_is_deterministic_and_by_group():
 def test_shipped_snapshot_matches_its_stats_and_slices():
     snap = REPO / "snapshots" / "qa-training"
     stats = json.loads((snap / "stats.json").read_text())
-    from causalkg.manifest import file_sha256
+    from causalkg.core.manifest import file_sha256
 
     for name in ("train", "val"):
         assert file_sha256(snap / f"{name}.jsonl") == stats[name]["sha256"]

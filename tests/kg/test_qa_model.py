@@ -11,9 +11,9 @@ import shutil
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.errors import ConfigError, ModelError
-from causalkg.manifest import read_manifest
+from causalkg.core.config import load_config
+from causalkg.core.errors import ConfigError, ModelError
+from causalkg.core.manifest import read_manifest
 from causalkg.testing.tiny_models import tiny_qa_model
 from causalkg.kg import qa_data
 from causalkg.kg.qa_decode import QAModel, clean_span, trim_questions
@@ -169,7 +169,7 @@ def test_inference_formats_resolve_by_device():
     assert inference_dtype("int8", "cuda") == "float32"  # dynamic quantization is CPU-only
     assert inference_dtype("float16", "cpu") == "float32" and inference_dtype("bfloat16", "cuda") == "bfloat16"
     # bfloat16 on a CPU only where the CPU multiplies it natively (else emulated, slower than float32)
-    from causalkg.models import cpu_has_native_bf16
+    from causalkg.core.models import cpu_has_native_bf16
 
     assert inference_dtype("bfloat16", "cpu") == ("bfloat16" if cpu_has_native_bf16() else "float32")
     with pytest.raises(ConfigError, match="extract.dtype must be one of"):
@@ -260,7 +260,7 @@ def test_an_unknown_training_dtype_is_refused(tmp_path):
 
 
 def test_auto_training_dtype_follows_the_cpu():
-    from causalkg.models import cpu_has_native_bf16, training_dtype
+    from causalkg.core.models import cpu_has_native_bf16, training_dtype
 
     zen4 = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n"
     old = "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma\n"
@@ -279,7 +279,7 @@ def test_auto_training_dtype_follows_the_cpu():
 def test_bfloat16_runs_on_pytorch_and_is_float32_without_native_support(tiny_dir, gold, monkeypatch):
     """bfloat16 is never handed to ONNX Runtime; where the CPU has no native bfloat16 it is float32."""
     from causalkg.kg import qa_decode
-    from causalkg import models
+    from causalkg.core import models
 
     monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: True)
     qa = QAModel(str(tiny_dir), dtype="bfloat16", backend="auto", max_seq_length=64, max_question_tokens=16, doc_stride=16)

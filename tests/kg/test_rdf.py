@@ -12,9 +12,9 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.compare import isomorphic
 from rdflib.namespace import RDF, RDFS
 
-from causalkg.contracts import BaseKGLine, FlatPair, KGMention
-from causalkg.errors import SchemaError
-from causalkg.jsonl import read_jsonl
+from causalkg.core.contracts import BaseKGLine, FlatPair, KGMention
+from causalkg.core.errors import SchemaError
+from causalkg.core.jsonl import read_jsonl
 from causalkg.kg import rdf
 from causalkg.kg.aggregate import aggregate
 from causalkg.kg.inputs import load_concepts
@@ -184,7 +184,7 @@ def _reference_pairs(path: Path) -> tuple[set, set]:
     ("causenet-precision-linked-v1.jsonl", FlatPair),
 ])
 def test_wikicausal_files_round_trip_through_our_contracts(name, model, tmp_path):
-    from causalkg.jsonl import write_jsonl
+    from causalkg.core.jsonl import write_jsonl
 
     src = WIKICAUSAL / name
     records = list(read_jsonl(src, model))

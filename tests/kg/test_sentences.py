@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from causalkg.errors import ConfigError
+from causalkg.core.errors import ConfigError
 from causalkg.kg import cues
 from causalkg.kg.sentences import MentionFinder, SectionIndex, Segmenter, concept_labels
 

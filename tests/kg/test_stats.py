@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.contracts import KGEdge
-from causalkg.errors import ConfigError
-from causalkg.jsonl import write_jsonl
+from causalkg.core.config import load_config
+from causalkg.core.contracts import KGEdge
+from causalkg.core.errors import ConfigError
+from causalkg.core.jsonl import write_jsonl
 from causalkg.kg import assemble as A
 from causalkg.kg import stats as S
 from causalkg.kg import store as K

@@ -13,10 +13,10 @@ from pathlib import Path
 import pyoxigraph
 import pytest
 
-from causalkg.config import load_config
-from causalkg.contracts import KGMention
-from causalkg.errors import ConfigError, SourceError
-from causalkg.jsonl import read_jsonl
+from causalkg.core.config import load_config
+from causalkg.core.contracts import KGMention
+from causalkg.core.errors import ConfigError, SourceError
+from causalkg.core.jsonl import read_jsonl
 from causalkg.kg import assemble as A
 from causalkg.kg.kgfiles import read_edges
 from causalkg.kg import stats as S

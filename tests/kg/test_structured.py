@@ -7,7 +7,7 @@ spill, Air India Express Flight 812, American Revolutionary War.
 
 from __future__ import annotations
 
-from causalkg.contracts import Extraction
+from causalkg.core.contracts import Extraction
 from causalkg.kg.extractors.structured import category_heads, event_phrases, split_items, structured_pairs
 
 

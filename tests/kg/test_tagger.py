@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from causalkg.config import load_config
-from causalkg.contracts import Extraction
-from causalkg.errors import ModelError
+from causalkg.core.config import load_config
+from causalkg.core.contracts import Extraction
+from causalkg.core.errors import ModelError
 from causalkg.testing.tiny_models import tiny_qa_model
 from causalkg.kg import qa_data
 from causalkg.kg.extract import extract

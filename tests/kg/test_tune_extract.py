@@ -25,7 +25,7 @@ def test_it_reads_the_validation_split_never_the_test_split():
     assert not {r["id"] for r in val} & test_ids
     assert mod.VAL.name == "val.jsonl"
     # every setting of the default grid is a valid override of the extract section
-    from causalkg.config import load_config
+    from causalkg.core.config import load_config
 
     for over in mod.DEFAULT_GRID:
         load_config(search_cwd=False, overrides=over)

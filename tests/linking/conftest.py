@@ -55,7 +55,7 @@ def _write_concepts(path: Path, concepts: list[dict]) -> Path:
 
 def _make_cfg(root: Path, **linking):
     """A Config whose ``paths.data`` is ``root/data`` (``linking.*`` overrides as keywords)."""
-    from causalkg.config import load_config
+    from causalkg.core.config import load_config
 
     overrides = {"paths.data": str(root / "data")}
     overrides.update({f"linking.{k}": v for k, v in linking.items()})

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from causalkg.errors import ModelError
+from causalkg.core.errors import ModelError
 from causalkg.linking.encoder import Encoder, model_fingerprint
-from causalkg.models import resolve_encoder_path
+from causalkg.core.models import resolve_encoder_path
 
 
 @pytest.fixture(scope="module")
@@ -175,14 +175,14 @@ def test_other_layouts_run_on_torch_with_auto_and_are_refused_by_onnxruntime(enc
 
 
 def test_backend_settings():
-    from causalkg.errors import ConfigError
+    from causalkg.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="encoder backend must be one of auto, torch, onnxruntime"):
         Encoder("all-MiniLM-L6-v2", device="cpu", backend="tensorrt")
 
 
 def test_linking_backend_setting(tmp_path):
-    from causalkg.config import load_config
+    from causalkg.core.config import load_config
     from causalkg.linking.encoder import encoder_options
 
     default = encoder_options(load_config(search_cwd=False))
@@ -194,8 +194,8 @@ def test_linking_backend_setting(tmp_path):
 
 
 def test_half_precision_dtypes_resolve_to_what_the_hardware_computes(monkeypatch):
-    from causalkg import models
-    from causalkg.errors import ConfigError
+    from causalkg.core import models
+    from causalkg.core.errors import ConfigError
     from causalkg.linking.encoder import encoder_dtype
 
     monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: False)
@@ -210,7 +210,7 @@ def test_half_precision_dtypes_resolve_to_what_the_hardware_computes(monkeypatch
 def test_pad_batch_rows_repeats_the_first_row_of_arrays_and_tensors():
     import torch
 
-    from causalkg.models import pad_batch_rows
+    from causalkg.core.models import pad_batch_rows
 
     arr = {"input_ids": np.array([[1, 2], [3, 4]]), "attention_mask": np.array([[1, 1], [1, 0]])}
     out = pad_batch_rows(arr, 4)
@@ -239,7 +239,7 @@ def test_bfloat16_vectors_are_the_same_in_any_company_and_near_float32(monkeypat
     pass over a bucket has the same rows: a text's vector does not depend on what is encoded
     beside it. Where the CPU has no native bfloat16 it is emulated here (slow, the same
     guarantee)."""
-    from causalkg import models
+    from causalkg.core import models
 
     monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: True)
     half = Encoder("all-MiniLM-L6-v2", device="cpu", batch_size=8, backend="auto", dtype="bfloat16")
@@ -259,7 +259,7 @@ def test_bfloat16_vectors_are_the_same_in_any_company_and_near_float32(monkeypat
 def test_pass_tokens_bounds_the_passes_and_leaves_float32_vectors_as_they_are(enc):
     """``pass_tokens`` (default FIXED_PASS_TOKENS) is the most token rows a forward pass holds:
     in float32 it changes how many passes run, not a vector (one PyTorch thread per pass)."""
-    from causalkg.errors import ConfigError
+    from causalkg.core.errors import ConfigError
     from causalkg.linking.encoder import FIXED_PASS_TOKENS
 
     assert enc.pass_tokens == FIXED_PASS_TOKENS

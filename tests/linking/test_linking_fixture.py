@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from causalkg.contracts import Concept
-from causalkg.jsonl import read_jsonl
+from causalkg.core.contracts import Concept
+from causalkg.core.jsonl import read_jsonl
 
 
 

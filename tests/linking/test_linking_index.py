@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from causalkg.errors import SchemaError, SourceError
-from causalkg.manifest import file_sha256, read_manifest
+from causalkg.core.errors import SchemaError, SourceError
+from causalkg.core.manifest import file_sha256, read_manifest
 from causalkg.linking.index import build_index, index_dir
 from causalkg.linking.linker import Linker
 
@@ -206,7 +206,7 @@ def test_the_flat_writer_writes_what_faiss_writes_chunk_by_chunk(tmp_path):
     import faiss
     import numpy as np
 
-    from causalkg.errors import ModelError
+    from causalkg.core.errors import ModelError
     from causalkg.linking.index import FlatIndexWriter
 
     rng = np.random.default_rng(7)
@@ -238,7 +238,7 @@ def test_the_ivf_writer_writes_what_faiss_writes_chunk_by_chunk(tmp_path, monkey
     import numpy as np
 
     import causalkg.linking.index as index_module
-    from causalkg.errors import ModelError
+    from causalkg.core.errors import ModelError
     from causalkg.linking.index import ArrayVectors, IvfIndexWriter, VectorFile, _empty_ivf, ivf_centroids
 
     rng = np.random.default_rng(11)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from causalkg.contracts import Candidate
-from causalkg.errors import ConfigError
+from causalkg.core.contracts import Candidate
+from causalkg.core.errors import ConfigError
 from causalkg.linking.linker import Linker, LinkContext
 
 

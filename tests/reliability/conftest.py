@@ -1,5 +1,5 @@
 """Helpers of the fault-injection suite: the real CLI in a subprocess, killed at named points
-(``CAUSALKG_FAULT_AT``, see ``causalkg.faults``), on small real fixtures."""
+(``CAUSALKG_FAULT_AT``, see ``causalkg.core.faults``), on small real fixtures."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from causalkg.jsonl import EmptyOutputError, allowing_empty_outputs, atomic_write, sweep_stale_temps, write_jsonl
+from causalkg.core.jsonl import EmptyOutputError, allowing_empty_outputs, atomic_write, sweep_stale_temps, write_jsonl
 
 
 @pytest.mark.parametrize("name", ["out.jsonl", "out.jsonl.gz"])

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from causalkg.errors import SchemaError
-from causalkg.jsonl import ReadStats, read_jsonl
+from causalkg.core.errors import SchemaError
+from causalkg.core.jsonl import ReadStats, read_jsonl
 
 GOOD = ['{"id": "a", "text": "Heavy rain caused a flood in the valley."}',
         '{"id": "d", "text": "The earthquake caused a tsunami."}']

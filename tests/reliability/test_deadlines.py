@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 import pytest
 
-from causalkg.errors import DeadlineExceeded
-from causalkg.retry import RetryPolicy
+from causalkg.core.errors import DeadlineExceeded
+from causalkg.core.retry import RetryPolicy
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = REPO / "snapshots" / "wikidata" / "wikidata-snapshot.nt.gz"
@@ -110,7 +110,7 @@ def test_corpus_build_live_fails_with_one_line_naming_the_endpoint(cli, in_tmp):
 
 
 def test_llm_client_gives_up_on_a_trickling_server(openai_server):
-    from causalkg.llm import ChatClient
+    from causalkg.core.llm import ChatClient
     from causalkg.testing.openai_server import Fault
 
     openai_server.add_fault(Fault(trickle=TRICKLE), Fault(trickle=TRICKLE))
@@ -126,7 +126,7 @@ def test_llm_client_gives_up_on_a_trickling_server(openai_server):
 
 
 def test_llm_client_bounds_concurrent_requests_each(openai_server):
-    from causalkg.llm import ChatClient, ChatRequest
+    from causalkg.core.llm import ChatClient, ChatRequest
     from causalkg.testing.openai_server import Fault
 
     openai_server.add_fault(*[Fault(trickle=TRICKLE)] * 4)
@@ -176,8 +176,8 @@ def test_a_network_deadline_bounds_a_whole_command_retries_included(cli, in_tmp)
 
 
 def test_the_network_deadline_stops_retries_of_the_llm_client(openai_server):
-    from causalkg.deadline import stage_deadline
-    from causalkg.llm import ChatClient
+    from causalkg.core.deadline import stage_deadline
+    from causalkg.core.llm import ChatClient
     from causalkg.testing.openai_server import Fault
 
     openai_server.add_fault(*[Fault(status=503)] * 10)

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from causalkg.config import load_config
-from causalkg.contracts import Concept
+from causalkg.core.config import load_config
+from causalkg.core.contracts import Concept
 from causalkg.kg import assemble as A
 from causalkg.kg.extract import extract
 from causalkg.kg.qa_decode import QAModel
@@ -43,10 +43,10 @@ def wide_qa(tmp_path_factory):
 def test_qa_answers_do_not_depend_on_the_company(model, backend, dtype, monkeypatch, request):
     """The same answers, score and margin to the last bit, whatever else is asked with them, at
     every batch size; on ONNX Runtime also the same at any batch size. On PyTorch every pass over
-    a bucket has the same rows (``causalkg.models.pad_batch_rows``); bfloat16 is emulated where
+    a bucket has the same rows (``causalkg.core.models.pad_batch_rows``); bfloat16 is emulated where
     the CPU lacks it. Without the fixed rows the wide model fails here on PyTorch on an Intel
     Xeon with AMX, in float32 and in bfloat16."""
-    from causalkg import models
+    from causalkg.core import models
 
     monkeypatch.setattr(models, "cpu_has_native_bf16", lambda cpuinfo=None: True)
     folder = str(request.getfixturevalue(model))
@@ -71,7 +71,7 @@ def test_span_tagger_probabilities_do_not_depend_on_the_company(dtype, tmp_path,
     whatever sentences are tagged with it (passes padded to their bucket, fixed rows per bucket),
     in float32 and in bfloat16 (emulated where the CPU lacks it). Padded to the longest sentence
     of a sorted batch, as before, they were not."""
-    from causalkg import models
+    from causalkg.core import models
     from causalkg.kg.tagger import LABELS, SpanTagger
     from causalkg.testing.tiny_models import tiny_token_classifier
 

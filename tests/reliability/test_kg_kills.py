@@ -11,8 +11,8 @@ from pathlib import Path
 import pyoxigraph
 import pytest
 
-from causalkg import generations
-from causalkg.config import load_config
+from causalkg.core import generations
+from causalkg.core.config import load_config
 from causalkg.kg import stats as S
 from causalkg.kg import store as K
 

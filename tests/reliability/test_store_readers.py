@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.errors import CausalKGError, ConfigError
+from causalkg.core.config import load_config
+from causalkg.core.errors import CausalKGError, ConfigError
 from causalkg.kg import store as K
 
 from tests.conftest import REPO

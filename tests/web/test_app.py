@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from causalkg.config import load_config
+from causalkg.core.config import load_config
 from causalkg.web.app import create_app
 from causalkg.web.examples import EXAMPLES
 
@@ -151,7 +151,7 @@ def test_paths_shortest_and_best_supported(client):
 
 
 def test_paths_best_supported_prefers_well_attested_chains():
-    from causalkg.contracts import KGEdge
+    from causalkg.core.contracts import KGEdge
     from causalkg.web.kgview import KGView
 
     def edge(c, e, n):
@@ -528,7 +528,7 @@ def test_judgements_from_two_server_processes_lose_nothing(kg_project, tmp_path)
     path = tmp_path / "j.jsonl"
     script = (
         "import sys\n"
-        "from causalkg.config import load_config\n"
+        "from causalkg.core.config import load_config\n"
         "from causalkg.web import judgements as J\n"
         "from causalkg.web.kgview import load_view\n"
         f"cfg = load_config(search_cwd=False, overrides={{'paths.data': {str(root / 'data')!r}}})\n"

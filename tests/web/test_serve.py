@@ -9,8 +9,8 @@ import urllib.request
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.errors import ConfigError
+from causalkg.core.config import load_config
+from causalkg.core.errors import ConfigError
 from causalkg.web.serve import is_loopback, plan_serve
 from tests.web.server import ServeProcess
 

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from causalkg.errors import ConfigError
+from causalkg.core.errors import ConfigError
 from causalkg.evaluation.graph.align import (
     AGraph,
     _Problem,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.cache import DiskCache
-from causalkg.errors import SchemaError
-from causalkg.llm import ChatClient
-from causalkg.retry import RetryPolicy
+from causalkg.core.cache import DiskCache
+from causalkg.core.errors import SchemaError
+from causalkg.core.llm import ChatClient
+from causalkg.core.retry import RetryPolicy
 from causalkg.testing.openai_server import Fault, last_user_message
 from causalkg.evaluation.graph.elo import (
     Judgement,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.errors import ConfigError, SchemaError
-from causalkg.jsonl import ReadStats
+from causalkg.core.errors import ConfigError, SchemaError
+from causalkg.core.jsonl import ReadStats
 from causalkg.evaluation.graph.graphs import (
     Edge,
     Graph,

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from causalkg.errors import ConfigError
+from causalkg.core.errors import ConfigError
 from causalkg.evaluation.graph.graphs import Edge, Graph
 from causalkg.evaluation.graph.meta import bootstrap_intervals, correlate_measure, spearman
 from causalkg.evaluation.graph.similarity import get_similarity

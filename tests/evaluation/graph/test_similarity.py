@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from causalkg.errors import ConfigError, ModelError
+from causalkg.core.errors import ConfigError, ModelError
 from causalkg.evaluation.graph.similarity import SIMILARITIES, canonical_name, get_similarity, reference_name
 
 

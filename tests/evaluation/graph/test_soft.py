@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.errors import ConfigError
+from causalkg.core.errors import ConfigError
 from causalkg.evaluation.graph.graphs import Edge, Graph, read_fcm_csv
 from causalkg.evaluation.graph.similarity import get_similarity
 from causalkg.evaluation.graph.soft import pair_sims, pair_units, reference_unit, score_unit, score_units

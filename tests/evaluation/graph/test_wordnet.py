@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.errors import ConfigError, ModelError
+from causalkg.core.errors import ConfigError, ModelError
 from causalkg.evaluation.graph.wordnet import LEXNAMES, find_wordnet, lexnames_text, load_wordnet, setup_wordnet
 
 SOURCE = Path("/usr/share/wordnet")  # Debian's wordnet-base (scripts/install_system_deps.sh)

@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import kendalltau
 from sklearn.metrics import silhouette_score
 
-from causalkg.errors import SchemaError
+from causalkg.core.errors import SchemaError
 from causalkg.evaluation.judging.consistency import (
     INTENDED_LABELS, check_ranks, confusion_matrix, igc_density, igc_silhouette, kendall_tau, order_from_ranks,
     pair_metrics, parse_ranking, parse_seed, parse_variants, polarity_change_distance, polarity_sequence,
@@ -221,7 +221,7 @@ def test_read_pairs_jsonl_kg_edges_and_errors(tmp_path):
     bad.write_text('{"cause": "x"}\n{"cause": "a", "effect": "b", "intermediates": ["only one"]}\n')
     with pytest.raises(SchemaError, match=r"bad.jsonl:1: needs non-empty 'cause' and 'effect'"):
         read_pairs(bad)
-    from causalkg.jsonl import ReadStats
+    from causalkg.core.jsonl import ReadStats
 
     stats = ReadStats()
     assert read_pairs(bad, lenient=True, stats=stats) == [] and stats.skipped == 2

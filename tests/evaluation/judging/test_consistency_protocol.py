@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.errors import ConfigError
+from causalkg.core.config import load_config
+from causalkg.core.errors import ConfigError
 from causalkg.testing.openai_server import Fault
 from causalkg.evaluation.judging.consistency import (
     INTENDED_LABELS, consistency, load_judge_consistency, order_from_ranks, pair_metrics, read_pairs,

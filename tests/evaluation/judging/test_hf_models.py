@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from causalkg.errors import ModelError
+from causalkg.core.errors import ModelError
 from causalkg.evaluation.judging.hf_models import PretrainedScorer, load_pretrained, model_id
 from causalkg.testing import tiny_models
 

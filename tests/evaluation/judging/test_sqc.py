@@ -10,8 +10,8 @@ import statistics
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.errors import ConfigError, SchemaError
+from causalkg.core.config import load_config
+from causalkg.core.errors import ConfigError, SchemaError
 from causalkg.evaluation.judging.llm_answers import ParseError
 from causalkg.evaluation.judging.sqc import (
     Templates, Unit, _match_line_parser, build_complementer, build_matcher, fact_from_record, parse_probability,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.cache import DiskCache
-from causalkg.errors import ModelError
+from causalkg.core.cache import DiskCache
+from causalkg.core.errors import ModelError
 from causalkg.evaluation.judging.nli import NLIScorer, entailment_index
 from causalkg.evaluation.judging.sqc import EmbeddingMatcher, NLIComplementer, Templates, Unit, fact_from_record, read_units, score_units
 

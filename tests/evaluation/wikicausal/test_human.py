@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from causalkg.errors import SchemaError, SourceError
+from causalkg.core.errors import SchemaError, SourceError
 from causalkg.evaluation.wikicausal.human import human_precision
 from causalkg.evaluation.wikicausal.precision import wilson_interval
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.config import load_config
-from causalkg.errors import ConfigError, ModelError
+from causalkg.core.config import load_config
+from causalkg.core.errors import ConfigError, ModelError
 from causalkg.testing.openai_server import Fault, last_user_message
 from causalkg.evaluation.wikicausal.judges import JudgeQuery, create_judge
 from causalkg.evaluation.wikicausal.precision import (
@@ -334,7 +334,7 @@ def test_cli_precision_errors(cli, openai_server, tmp_path, kg):
 def test_cli_precision_shows_the_judge_consistency_measured_by_eval_consistency(cli, openai_server, tmp_path, kg):
     """The hook to ``evaluation.judging.consistency``: a saved consistency run for the same judge (its
     manifest, written here as ``eval consistency`` writes it) is shown beside the precision."""
-    from causalkg.manifest import build_manifest, write_manifest
+    from causalkg.core.manifest import build_manifest, write_manifest
 
     figures = {m: {"mean": v, "std": 0.1} for m, v in
                (("tau_all", 0.8667), ("tau_supporters", 0.8), ("tau_defeaters", 0.6), ("cgp", 1.0), ("igc", 0.9))}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.errors import SchemaError
+from causalkg.core.errors import SchemaError
 from causalkg.evaluation.wikicausal.kgread import KGReadStats, iter_kg_pairs, read_document_concepts
 from causalkg.evaluation.wikicausal.recall import any_id_measures, eval_recall, read_base_kg, read_kg_pairs, recall_measures, score_kg
 

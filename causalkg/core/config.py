@@ -1,0 +1,267 @@
+"""Configuration: one TOML file of checked-in defaults, a user file over it, flags over both.
+
+The defaults live in ``causalkg/core/defaults.toml`` (read it: every key is documented there).
+A user file (``--config FILE``, or ``causalkg.toml`` in the working directory when present)
+may set any of those keys and no others; ``--set section.key=value`` and each command's own
+flags override both. Types are checked against the defaults, so a typo or a string where a
+number belongs fails at start-up with the key named, not half-way through a run.
+
+The resolved configuration is a plain, JSON-serialisable dict; it goes into every output
+folder's ``manifest.json``. Nothing here is kept in module globals: a ``Config`` is created
+by the CLI (or by the caller of the Python API) and passed down.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from causalkg.core.errors import ConfigError
+
+DEFAULTS_PATH = Path(__file__).with_name("defaults.toml")
+# The checkout the package runs from: bundled inputs (``snapshots/...``) are found there when
+# the working directory is elsewhere.
+CHECKOUT_ROOT = Path(__file__).resolve().parents[2]
+USER_CONFIG_NAME = "causalkg.toml"
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", dict: "table"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _check_type(key: str, default: Any, value: Any, origin: str) -> Any:
+    """Return ``value`` coerced to the type of ``default`` where that is lossless, else fail."""
+    if default is None:
+        return value  # keys whose default is unset accept any type
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(default, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif isinstance(default, str):
+        if isinstance(value, str):
+            return value
+    elif isinstance(default, list):
+        if isinstance(value, list):
+            return value
+    elif isinstance(default, dict):
+        if isinstance(value, dict):
+            return value
+    raise ConfigError(
+        f"{origin}: {key} must be a {_type_name(default)}, got {_type_name(value)} {value!r}"
+    )
+
+
+# Keys of earlier versions, refused with the name that replaced them: the flat [eval] section
+# of 59 prefixed keys became one section per family (eval.sqc_matcher -> eval.sqc.matcher).
+_EVAL_FAMILIES = ("recall", "report", "precision", "sqc", "consistency", "soft", "elo", "meta", "align")
+
+
+def renamed_key(dotted: str) -> str | None:
+    """The current name of a key an earlier version used (``eval.sqc_matcher`` ->
+    ``eval.sqc.matcher``), or None when ``dotted`` is not such a key."""
+    section, _, key = dotted.partition(".")
+    if section != "eval" or "." in key:
+        return None
+    if key in ("wordnet_dir", "wordnet_source"):
+        return f"eval.soft.{key}"
+    family, _, rest = key.partition("_")
+    if family in _EVAL_FAMILIES and rest:
+        return f"eval.{family}.{rest}"
+    return None
+
+
+def section_names() -> set[str]:
+    """The dotted names of the sections of ``defaults.toml`` (``paths``, ``eval.sqc``, ...):
+    the tables written as ``[a.b]`` headers, as opposed to table-valued keys."""
+    names = set()
+    for line in DEFAULTS_PATH.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^\[([A-Za-z0-9_.-]+)\]\s*(#.*)?$", line)
+        if m:
+            names.add(m.group(1))
+    return names
+
+
+def _merge(defaults: dict, overrides: Mapping, origin: str, prefix: str = "") -> dict:
+    out = copy.deepcopy(defaults)
+    for key, value in overrides.items():
+        dotted = f"{prefix}{key}"
+        if key not in defaults:
+            new = renamed_key(dotted)
+            if new is not None and _has_key(new):
+                raise ConfigError(f"{origin}: config key {dotted} is now {new}",
+                                  hint=f"rename it: [{new.rsplit('.', 1)[0]}] {new.rsplit('.', 1)[1]} = ... "
+                                       f"(or --set {new}=...)")
+            close = difflib.get_close_matches(key, list(defaults), n=1)
+            hint = f"did you mean {prefix}{close[0]}?" if close else "see causalkg/core/defaults.toml for the keys"
+            raise ConfigError(f"{origin}: unknown config key {dotted}", hint=hint)
+        default = defaults[key]
+        # A table of free-form entries (default {}) takes any keys; a table with keys is checked.
+        if isinstance(default, dict) and default and isinstance(value, dict):
+            out[key] = _merge(default, value, origin, prefix=f"{dotted}.")
+        else:
+            out[key] = _check_type(dotted, default, value, origin)
+    return out
+
+
+def _has_key(dotted: str) -> bool:
+    node: Any = load_defaults()
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """Parse one ``--set section.key=value``; the value is read as TOML, or as a bare string."""
+    if "=" not in text:
+        raise ConfigError(f"--set {text!r}: expected section.key=value")
+    key, raw = text.split("=", 1)
+    key = key.strip()
+    if not key or "." not in key:
+        raise ConfigError(f"--set {text!r}: expected section.key=value")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key, value
+
+
+def _nest(dotted: Mapping[str, Any]) -> dict:
+    nested: dict = {}
+    for key, value in dotted.items():
+        node = nested
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return nested
+
+
+@dataclass(frozen=True)
+class Config:
+    """A resolved configuration. Read with ``cfg["section"]["key"]`` or ``cfg.get("section.key")``.
+
+    ``base_dir`` is where relative paths are resolved: the folder of the user config file, or
+    the working directory when there is none.
+    """
+
+    data: dict
+    base_dir: Path = field(default_factory=Path.cwd)
+    sources: tuple[str, ...] = ()
+
+    def __getitem__(self, section: str) -> dict:
+        try:
+            return self.data[section]
+        except KeyError:
+            raise ConfigError(f"no config section [{section}]") from None
+
+    def __contains__(self, section: str) -> bool:
+        return section in self.data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def get(self, dotted: str, default: Any = ...) -> Any:
+        node: Any = self.data
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                if default is not ...:
+                    return default
+                raise ConfigError(f"no config key {dotted}")
+            node = node[part]
+        return node
+
+    def path(self, dotted: str) -> Path:
+        """The config value at ``dotted`` as a path, relative ones resolved against ``base_dir``."""
+        value = self.get(dotted)
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{dotted} must be a non-empty path, got {value!r}")
+        p = Path(os.path.expanduser(value))
+        return p if p.is_absolute() else self.base_dir / p
+
+    def input_path(self, dotted: str) -> Path | None:
+        """Like ``path`` for an input file; None when the value is empty or "none".
+
+        A relative path missing under ``base_dir`` is looked up in the checkout the package runs
+        from, so the bundled snapshots are found from any working directory. Outputs use
+        ``path``, never this: they must not land in the checkout by accident.
+        """
+        value = self.get(dotted)
+        if value in ("", None) or (isinstance(value, str) and value.lower() == "none"):
+            return None
+        p = self.path(dotted)
+        raw = Path(os.path.expanduser(str(value)))
+        if not p.exists() and not raw.is_absolute() and (CHECKOUT_ROOT / raw).exists():
+            return CHECKOUT_ROOT / raw
+        return p
+
+    def with_overrides(self, overrides: Mapping[str, Any], origin: str = "option") -> "Config":
+        """A new Config with dotted keys overridden (``None`` values are ignored: flag not given)."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        if not given:
+            return self
+        merged = _merge(self.data, _nest(given), origin)
+        return Config(merged, self.base_dir, self.sources + (origin,))
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self.data)
+
+    def to_json(self) -> str:
+        return json.dumps(self.data, sort_keys=True, ensure_ascii=False)
+
+
+def load_defaults() -> dict:
+    return _read_toml(DEFAULTS_PATH)
+
+
+def load_config(
+    path: str | os.PathLike | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    search_cwd: bool = True,
+) -> Config:
+    """Resolve the configuration: defaults, then the user file, then dotted ``overrides``.
+
+    ``path`` names a user TOML file; when it is None and ``search_cwd`` is true,
+    ``./causalkg.toml`` is used if it exists. Raises ConfigError on unknown keys, wrong
+    types, unreadable files.
+    """
+    data = load_defaults()
+    sources = [str(DEFAULTS_PATH)]
+    base_dir = Path.cwd()
+    user_path: Path | None = Path(path) if path is not None else None
+    if user_path is None and search_cwd and Path(USER_CONFIG_NAME).is_file():
+        user_path = Path(USER_CONFIG_NAME)
+    if user_path is not None:
+        data = _merge(data, _read_toml(user_path), str(user_path))
+        sources.append(str(user_path))
+        base_dir = user_path.resolve().parent
+    cfg = Config(data, base_dir, tuple(sources))
+    if overrides:
+        cfg = cfg.with_overrides(overrides, origin="--set")
+    return cfg

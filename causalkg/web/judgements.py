@@ -1,0 +1,136 @@
+"""The judgements file (the only file ``causalkg serve`` writes) and the review queue.
+
+``append`` adds one ``Judgement`` line to ``<paths.data>/judgements/judgements.jsonl``: the file
+is opened with O_APPEND and the whole line goes out in one ``write`` call while holding both a
+lock of this process and an exclusive ``flock`` on the file, then fsync. So two browsers (or two
+server processes) judging at once never interleave or lose a line, and a crash leaves at worst a
+line without its newline at the end, which ``read_judgements`` skips and counts.
+
+The queue: every edge of the KG in one uniform random order, drawn once from a fixed seed
+(``web.queue_seed``) over the edges sorted by (cause QID, effect QID), so the order does not
+depend on the file's order and is the same on every server start. Edges already judged are
+skipped. Judging the queue from the top therefore judges a simple random sample (without
+replacement) of the KG's edges, and the precision measured on it (``causalkg eval precision
+--human``) is an unbiased estimate of the whole KG's, with the Wilson interval as its error bar.
+A rebuilt KG with other edges gets another order; edges judged before keep their judgements.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import random
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable
+
+from causalkg.core.config import Config
+from causalkg.core.contracts import Judgement, KGEdge, KGMention
+from causalkg.core.errors import ConfigError
+from causalkg.core.jsonl import iter_json_lines, ReadStats
+from causalkg.core.layout import Layout
+from causalkg.evaluation.wikicausal.human import edge_verdicts, sentence_key
+
+VERDICTS = ("correct", "wrong", "unsure")
+MAX_NOTE = 2000
+MAX_JUDGE = 80
+
+_LOCK = threading.Lock()
+
+
+def judgements_path(cfg: Config) -> Path:
+    """``<paths.data>/judgements/judgements.jsonl``."""
+    return Layout.from_config(cfg).judgements
+
+
+def make_judgement(edge: KGEdge, mention: KGMention | None, verdict: str, judge: str, note: str = "",
+                   *, source: str = "edge") -> Judgement:
+    """A validated Judgement of ``edge`` as ``mention`` states it. Raises ConfigError on a bad
+    verdict or an empty judge name (the page shows the message)."""
+    if verdict not in VERDICTS:
+        raise ConfigError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
+    judge = " ".join((judge or "").split())[:MAX_JUDGE]
+    if not judge:
+        raise ConfigError("say who you are: the judge's name is required")
+    note = (note or "").strip()[:MAX_NOTE]
+    return Judgement(
+        cause=edge.cause.id[0], effect=edge.effect.id[0],
+        sentence=mention.sentence.text if mention is not None else "",
+        verdict=verdict, judge=judge, note=note,
+        time=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        cause_label=edge.cause.label, effect_label=edge.effect.label,
+        cause_text=mention.cause.text if mention is not None else None,
+        effect_text=mention.effect.text if mention is not None else None,
+        edge_id=edge.edge_id, mention_id=mention.mention_id if mention is not None else None,
+        doc_id=str(mention.doc_id) if mention is not None else None,
+        revision_id=mention.revision_id if mention is not None else None, source=source,
+    )
+
+
+def append(path: str | os.PathLike, judgement: Judgement) -> None:
+    """Append one judgement line (see the module docstring for why nothing is lost)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(judgement.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    with _LOCK:
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                written = os.write(fd, data)
+                if written != len(data):  # a short write (disk full): say so, never half-silently
+                    raise OSError(f"only {written} of {len(data)} bytes of a judgement were written to {p}")
+                os.fsync(fd)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+
+def read_judgements(path: str | os.PathLike) -> tuple[list[Judgement], ReadStats]:
+    """Every valid line of the file (bad lines, e.g. a last line cut by a crash, are skipped and
+    counted in the returned stats). An absent file has no judgements."""
+    stats = ReadStats(path=str(path))
+    if not Path(path).is_file():
+        return [], stats
+    out = []
+    for lineno, rec in iter_json_lines(path, lenient=True, stats=stats):
+        try:
+            out.append(Judgement.model_validate(rec))
+            stats.records += 1
+        except ValueError as exc:
+            stats.note_skip(f"{path}:{lineno}: {exc}")
+    return out, stats
+
+
+def judged_pairs(judgements: Iterable[Judgement]) -> set[tuple[str, str]]:
+    return {(j.cause, j.effect) for j in judgements}
+
+
+def for_edge(judgements: Iterable[Judgement], edge: KGEdge) -> list[Judgement]:
+    pair = (edge.cause.id[0], edge.effect.id[0])
+    return [j for j in judgements if (j.cause, j.effect) == pair]
+
+
+def for_sentence(judgements: Iterable[Judgement], edge: KGEdge, sentence: str) -> list[Judgement]:
+    key = sentence_key(sentence)
+    return [j for j in for_edge(judgements, edge) if sentence_key(j.sentence) == key]
+
+
+def queue_order(edges: Iterable[KGEdge], seed: int) -> list[KGEdge]:
+    """Every edge in the seeded uniform random order (see the module docstring)."""
+    ordered = sorted(edges, key=lambda e: (int(e.cause.id[0][1:]), int(e.effect.id[0][1:])))
+    random.Random(seed).shuffle(ordered)
+    return ordered
+
+
+def queue(edges: Iterable[KGEdge], judgements: Iterable[Judgement], seed: int) -> list[KGEdge]:
+    """The edges nobody has judged yet, in queue order."""
+    done = judged_pairs(judgements)
+    return [e for e in queue_order(edges, seed) if (e.cause.id[0], e.effect.id[0]) not in done]
+
+
+__all__ = ["VERDICTS", "append", "edge_verdicts", "for_edge", "judgements_path", "make_judgement", "queue",
+           "queue_order", "read_judgements"]

@@ -1,0 +1,103 @@
+"""``serve``: run the web application with uvicorn (the ``causalkg serve`` command).
+
+Safe by default: it listens on 127.0.0.1 and answers only requests whose Host is a loopback
+name (so a web page elsewhere cannot reach it through DNS rebinding). Another address must be
+asked for (``allow_remote``); the server is then read-only (pages and SPARQL, no judgements)
+unless a token is set, which judgements must then carry. A token, when set, is needed on
+loopback too.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import socket
+from dataclasses import dataclass
+
+from causalkg.core.config import Config
+from causalkg.core.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class ServePlan:
+    """What ``serve`` will do: where, and whether judgements are accepted."""
+
+    host: str
+    port: int
+    read_only: bool
+    token: bool
+    allowed_hosts: list[str] | None
+
+    def describe(self) -> str:
+        mode = ("read-only: no token is set, so judgements are refused" if self.read_only
+                else "judgements need the token" if self.token else "judgements accepted")
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        return f"serving the KG on http://{shown}:{self.port}/ ({mode})"
+
+
+def plan_serve(cfg: Config, *, host: str | None = None, port: int | None = None, allow_remote: bool = False,
+               token: str | None = None) -> tuple[ServePlan, str | None]:
+    """Check the options; returns the plan and the token (from ``token`` or the environment
+    variable ``web.token_env``). Raises ConfigError for a non-loopback host without
+    ``allow_remote`` or a bad port."""
+    web = cfg["web"]
+    host = host or web["host"]
+    port = int(port if port is not None else web["port"])
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port must be 0..65535, got {port}")
+    if token is None and web["token_env"]:
+        token = os.environ.get(web["token_env"]) or None
+    loopback = is_loopback(host)
+    if not loopback and not allow_remote:
+        raise ConfigError(f"{host} is not a loopback address: other machines could reach the server",
+                          hint="pass --allow-remote to serve it to them (read-only unless a token is set)")
+    plan = ServePlan(host, port, read_only=not loopback and not token, token=bool(token),
+                     allowed_hosts=LOOPBACK_NAMES if loopback else None)
+    return plan, token
+
+
+def serve(cfg: Config, *, host: str | None = None, port: int | None = None, allow_remote: bool = False,
+          token: str | None = None, kg: str | None = None, judgements: str | None = None,
+          dry_run: bool = False) -> ServePlan:
+    """Serve the KG of ``cfg`` in a browser until interrupted (see the module docstring).
+    ``dry_run``: check the options and the KG, return the plan, serve nothing."""
+    plan, token = plan_serve(cfg, host=host, port=port, allow_remote=allow_remote, token=token)
+    from causalkg.web.app import create_app
+
+    app = create_app(cfg, kg=kg, judgements=judgements, read_only=plan.read_only, token=token,
+                     allowed_hosts=plan.allowed_hosts)
+    if dry_run:
+        return plan
+    import uvicorn
+
+    # Bind the socket ourselves so that port 0 works and the real port can be printed.
+    family = socket.AF_INET6 if ":" in plan.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((plan.host.strip("[]"), plan.port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {plan.host}:{plan.port}: {exc.strerror}",
+                          hint="pick another --port") from None
+    sock.listen(128)  # connections made from now on wait until uvicorn serves them
+    plan.port = sock.getsockname()[1]
+    log.info("%s", plan.describe())
+    config = uvicorn.Config(app, log_level="warning", access_log=False, proxy_headers=False,
+                            server_header=False, lifespan="off")
+    uvicorn.Server(config).run(sockets=[sock])
+    return plan
