@@ -22,7 +22,9 @@ def test_import_is_cheap_and_names_load_on_first_use():
             "print(before); print(f.__module__); print(after)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     before, module, after = r.stdout.splitlines()
-    assert before == "[]"  # no stage, not even the config, is imported by `import causalkg`
+    # no stage, not even the config, is imported by `import causalkg`: only the core's empty
+    # package, which holds the version
+    assert before == "['causalkg.core']"
     assert module == "causalkg.api"
     assert "causalkg.kg.assemble" not in after  # the stage loads when the step runs, not before
 
