@@ -68,7 +68,7 @@ def list_registry(*, kind: str | None = None) -> RegistryListing:
         for name in reg.names():
             base = name.rsplit(".v", 1)[0]
             aliases = ", ".join(sorted(a for a, b in reg.aliases().items() if b == base))
-            entries.append({"kind": k, "name": name, "aliases": aliases, "target": str(CATALOG[k][name])})
+            entries.append({"kind": k, "name": name, "aliases": aliases, "target": reg.target(name)})
     return RegistryListing(entries=entries)
 
 

@@ -12,12 +12,25 @@ similarity measures, the SQC matcher and complementer, the consistency judge, th
 export target. Entries are ``"module:attribute"`` strings, imported when that backend is first
 used, so that choosing the embedding matcher never imports transformers and the CLI starts fast.
 ``registry(kind)`` gives one kind's ``Registry``; ``causalkg registry list`` shows them all.
+
+Plugins: an installed distribution adds parts without editing this file by declaring entry points
+in the group of their kind (``ENTRY_POINT_GROUPS``: ``causalkg.extractors``, ``causalkg.judges``,
+...), named by versioned name, pointing at ``module:attribute``; in its ``pyproject.toml``::
+
+    [project.entry-points."causalkg.extractors"]
+    "myextractor.v1" = "my_package.extract:create"
+
+A plugin cannot replace a built-in name (it is skipped with a warning); a plugin whose name is not
+versioned (``name.vN``) is skipped the same way. Entry points are read when a registry is built,
+and their modules imported only when that part is used.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -79,6 +92,11 @@ class Registry:
     def names(self) -> list[str]:
         """Every versioned name, sorted."""
         return sorted(self._entries)
+
+    def target(self, name: str) -> str:
+        """What a versioned name points at, as text (``"module:attribute"``)."""
+        t = self._entries[name]
+        return t if isinstance(t, str) else f"{t.__module__}:{t.__qualname__}"
 
     def aliases(self) -> dict[str, str]:
         return dict(self._aliases)
@@ -173,11 +191,36 @@ TITLES: dict[str, str] = {"similarity": "similarity measure", "sqc-matcher": "SQ
                           "export-target": "export target"}
 
 
+# kind -> the entry-point group through which installed plugins add parts of that kind.
+ENTRY_POINT_GROUPS: dict[str, str] = {
+    "extractor": "causalkg.extractors", "judge": "causalkg.judges", "similarity": "causalkg.similarities",
+    "sqc-matcher": "causalkg.sqc_matchers", "sqc-complementer": "causalkg.sqc_complementers",
+    "consistency-judge": "causalkg.consistency_judges", "encoder": "causalkg.encoders",
+    "export-target": "causalkg.export_targets",
+}
+
+
+def plugin_entries(kind: str) -> dict[str, str]:
+    """The parts of ``kind`` that installed distributions declare as entry points (versioned name ->
+    ``"module:attribute"``), without the ones that would replace a built-in or carry no version."""
+    found: dict[str, str] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUPS[kind]):
+        where = f"entry point {ep.name!r} in group {ep.group!r}" + (f" of {ep.dist.name}" if ep.dist else "")
+        if split_version(ep.name)[1] is None:
+            warnings.warn(f"{where} ignored: registry names carry a version (name.vN)", stacklevel=2)
+        elif ep.name in CATALOG[kind]:
+            warnings.warn(f"{where} ignored: {ep.name} is built in", stacklevel=2)
+        elif ep.name not in found:
+            found[ep.name] = ep.value
+    return found
+
+
 def registry(kind: str) -> Registry:
-    """The registry of one kind of swappable part (a key of ``CATALOG``)."""
+    """The registry of one kind of swappable part (a key of ``CATALOG``), with the parts installed
+    plugins add through entry points (``ENTRY_POINT_GROUPS``)."""
     if kind not in CATALOG:
         raise ConfigError(f"no registry of {kind!r}", hint=f"choose one of: {', '.join(sorted(CATALOG))}")
-    return Registry(TITLES.get(kind, kind), CATALOG[kind], ALIASES.get(kind))
+    return Registry(TITLES.get(kind, kind), {**CATALOG[kind], **plugin_entries(kind)}, ALIASES.get(kind))
 
 
 def versioned_spec(kind: str, spec: str | Spec, *, default_backend: str | None = None,

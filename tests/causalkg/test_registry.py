@@ -113,3 +113,46 @@ def test_versioned_spec_is_what_manifests_record():
     assert versioned_spec("judge", "fake:m", keep_unknown=True) == "fake:m"  # a part handed in as an object
     with pytest.raises(ConfigError, match="no registry of 'store'"):
         versioned_spec("store", "x", keep_unknown=True)
+
+
+def _plugin_distribution(root, entry_points: str) -> None:
+    """A distribution installed by hand into ``root``: a module and its dist-info with entry points."""
+    pkg = root / "ck_plugin_demo"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "def create(arg, **kwargs):\n"
+        "    return ('demo extractor', arg)\n", encoding="utf-8")
+    info = root / "ck_plugin_demo-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ck-plugin-demo\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+
+
+def test_a_plugin_distribution_adds_a_part_through_its_entry_points(tmp_path):
+    _plugin_distribution(tmp_path, "[causalkg.extractors]\n"
+                                   "demo.v1 = ck_plugin_demo:create\n"
+                                   "qa.v1 = ck_plugin_demo:create\n"
+                                   "unversioned = ck_plugin_demo:create\n")
+    code = ("import warnings\n"
+            "warnings.simplefilter('always')\n"
+            "from causalkg.registry import registry, versioned_spec\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    reg = registry('extractor')\n"
+            "print(reg.names())\n"
+            "print(reg.create('demo:some/model'))\n"
+            "print(versioned_spec('extractor', 'demo:x'))\n"
+            "print(reg.get('qa').__module__)\n"
+            "print(sorted(str(x.message) for x in w))\n")
+    env = {**__import__("os").environ, "PYTHONPATH": f"{tmp_path}:{REPO}"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    names, created, versioned, qa_module, warned = r.stdout.splitlines()
+    assert names == "['demo.v1', 'llm.v1', 'patterns.v1', 'qa.v1', 'tagger.v1']"
+    assert created == "('demo extractor', 'some/model')"
+    assert versioned == "demo.v1:x"
+    assert qa_module == "causalkg.kg.extractors.qa"  # a plugin cannot replace a built-in
+    assert "qa.v1 is built in" in warned and "carry a version" in warned
+    # The CLI lists it too.
+    r = subprocess.run([sys.executable, "-m", "causalkg.cli", "registry", "list"], capture_output=True, text=True,
+                       env=env, cwd=tmp_path)
+    assert r.returncode == 0 and "demo.v1" in r.stdout, r.stdout + r.stderr
