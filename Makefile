@@ -8,7 +8,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 CK     := $(BIN)/causalkg
-PIP    := $(BIN)/pip --disable-pip-version-check -q
+# setuptools announces every editable install ("Editable installation. Please be careful ..."): informational only.
+PIP    := PYTHONWARNINGS="ignore:Editable installation:UserWarning" $(BIN)/pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
 ENDPOINT ?=
 export HF_HUB_DISABLE_TELEMETRY := 1
