@@ -306,8 +306,13 @@ def precision(kg: PathLike | Sequence[PathLike] | None, *, judge: str | None = N
                        failed=list(report.failed), written=dict(report.written), detail=report)
     if report.failed:
         n_pairs = sum(r["pairs"] for r in report.rows if r["view"] == "full")
+        kept = ""
+        if report.written.get("partial"):
+            partial = Path(report.written["partial"])
+            kept = (f"; this run's partial result is in {partial}"
+                    + (", the last complete one is kept" if (partial.parent / "precision.json").exists() else ""))
         err = SourceError(f"{len(report.failed)} of {n_pairs} pairs could not be judged "
-                          f"(first error: {report.failed[0]['error']})",
+                          f"(first error: {report.failed[0]['error']}){kept}",
                           hint="rerun the same command to retry them; answers so far are cached")
         err.result = result  # type: ignore[attr-defined]
         raise err
