@@ -10,8 +10,9 @@ in the same folder, fsync it, and rename it over the target (``atomic_write``). 
 ``.gz`` are compressed transparently on both sides. Two guards, for every stage at once:
 
 - an empty result never replaces a non-empty file (``EmptyOutputError``) unless allowed:
-  ``allow_empty=True``, or inside ``allowing_empty_outputs()`` (what the CLI's ``--force``
-  does), so a run that read nothing (an unreadable input) cannot wipe good outputs;
+  ``allow_empty=True``, or inside ``allowing_empty_outputs()`` (what the CLI's
+  ``--allow-shrink`` does; ``--force`` only redoes the work), so a run that read nothing (an
+  unreadable input) cannot wipe good outputs;
 - temporary files are named ``.<target>.<pid>.<random>.tmp``: a killed run's leftovers are
   removed by the next write into the same folder once their process is gone.
 """
@@ -294,8 +295,9 @@ _allow_empty: contextvars.ContextVar[bool] = contextvars.ContextVar("causalkg_al
 
 @contextlib.contextmanager
 def allowing_empty_outputs(allow: bool = True) -> Iterator[None]:
-    """Inside this block ``atomic_write`` may replace a non-empty file with an empty one
-    (the CLI enters it for ``--force``)."""
+    """Inside this block ``atomic_write`` may replace a non-empty file with an empty one, and
+    a stage may replace an output with a smaller one it would otherwise refuse (the CLI enters
+    it for ``--allow-shrink``; see ``shrink_allowed``)."""
     token = _allow_empty.set(bool(allow))
     try:
         yield
@@ -387,6 +389,11 @@ def _has_content(target: Path) -> bool:
     return not _is_empty(str(target), str(target).endswith(".gz"))
 
 
+def shrink_allowed() -> bool:
+    """Whether the caller is inside ``allowing_empty_outputs()`` (``--allow-shrink``)."""
+    return _allow_empty.get()
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w", *, allow_empty: bool | None = None) -> Iterator[IO]:
     """Open a temporary file beside ``path``; on success fsync and rename it to ``path``.
@@ -427,7 +434,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, allow_empty: bool 
             raise EmptyOutputError(
                 f"refusing to replace {target} ({target.stat().st_size} bytes) with an empty file: "
                 "the run produced nothing; the existing file is kept",
-                hint="check the inputs, or rerun with --force to write the empty result")
+                hint="check the inputs, or rerun with --allow-shrink to write the empty result")
         _fault_pause(target)
         os.replace(tmp_name, target)
     except BaseException:
