@@ -22,6 +22,7 @@ inside each function; no stage imports this module.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -79,7 +80,7 @@ def build_corpus(*, source: str | None = None, endpoint: str | None = None, wiki
                  force: bool = False,
                  only: str | None = None, dump: PathLike | None = None, index: PathLike | None = None,
                  select: str | None = None, workers: int | None = None, dry_run: bool = False,
-                 cfg: CfgLike = None) -> CorpusBuild:
+                 lenient: bool = False, allow_shrink: bool = False, cfg: CfgLike = None) -> CorpusBuild:
     """Build the corpus (``causalkg corpus build``): the Wikidata files in ``<paths.data>/wikidata``
     (event classes, concepts, Base KG), then the Wikipedia documents in ``<paths.data>/corpus``.
 
@@ -87,15 +88,19 @@ def build_corpus(*, source: str | None = None, endpoint: str | None = None, wiki
     reads ``wikidata_dump``, a Wikidata JSON dump); ``force``: ask the endpoint
     again instead of using cached answers; ``only``: ``wikidata`` | ``wikipedia``; ``dump``,
     ``index``, ``select``, ``workers``, ``endpoint``: the settings of the same names. ``dry_run``
-    validates and returns the plan. Raises SourceError when an input is missing or a source
-    fails, ConfigError on bad settings.
+    validates and returns the plan. ``lenient``: build the documents even when a damaged dump
+    lost some (else SourceError, saying how many and where, the corpus kept); ``allow_shrink``:
+    let such a corpus, or an empty output, replace a larger one (``force`` never does). Raises
+    SourceError when an input is missing or a source fails, ConfigError on bad settings.
     """
+    from causalkg.core.jsonl import allowing_empty_outputs
     from causalkg.corpus.build import build
 
     c = resolve_config(cfg, {"wikidata.endpoint": endpoint, "wikidata.dump": _str(wikidata_dump),
                              "wikipedia.dump": _str(dump),
                              "wikipedia.index": _str(index), "wikipedia.select": select, "run.workers": workers})
-    d = build(c, source=source, refresh=force, only=only, dry_run=dry_run)
+    with allowing_empty_outputs(True) if allow_shrink else contextlib.nullcontext():
+        d = build(c, source=source, refresh=force, only=only, dry_run=dry_run, lenient=lenient)
     return CorpusBuild(wikidata=d.get("wikidata"), wikipedia=d.get("wikipedia"), dry_run=dry_run, detail=d)
 
 
@@ -306,8 +311,13 @@ def precision(kg: PathLike | Sequence[PathLike] | None, *, judge: str | None = N
                        failed=list(report.failed), written=dict(report.written), detail=report)
     if report.failed:
         n_pairs = sum(r["pairs"] for r in report.rows if r["view"] == "full")
+        kept = ""
+        if report.written.get("partial"):
+            partial = Path(report.written["partial"])
+            kept = (f"; this run's partial result is in {partial}"
+                    + (", the last complete one is kept" if (partial.parent / "precision.json").exists() else ""))
         err = SourceError(f"{len(report.failed)} of {n_pairs} pairs could not be judged "
-                          f"(first error: {report.failed[0]['error']})",
+                          f"(first error: {report.failed[0]['error']}){kept}",
                           hint="rerun the same command to retry them; answers so far are cached")
         err.result = result  # type: ignore[attr-defined]
         raise err

@@ -54,8 +54,10 @@ def _common_options(suppress: bool) -> argparse.ArgumentParser:
     g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="show tracebacks and debug logs")
     g.add_argument("--force", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                   help="redo work even when it is current, and allow an empty result to replace a "
-                        "non-empty output (refused otherwise)")
+                   help="redo work even when it is current")
+    g.add_argument("--allow-shrink", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                   help="let an empty result, or a corpus that lost documents to a damaged dump, replace "
+                        "a larger output (refused otherwise, the old output kept; --force never does this)")
     g.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="only warnings and errors on stderr")
     return p
@@ -161,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # transformers and huggingface_hub draw bars of their own ("Loading weights", ...):
             # keep them to terminals like ours. Read when they are first imported, i.e. later.
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        with allowing_empty_outputs(bool(getattr(args, "force", False))), \
+        with allowing_empty_outputs(bool(getattr(args, "allow_shrink", False))), \
                 stage_deadline(float(cfg.get("run.network_deadline", 0) or 0)):
             status = handler(args, cfg)
         return int(status or 0)

@@ -4,7 +4,9 @@ at a chosen point of a stage, so a test can kill at exactly the moment it means 
 ``CAUSALKG_FAULT_AT=NAME`` kills the process the first time it reaches ``point(NAME)``;
 ``NAME#N`` the N-th time (1-based). Unset (always, outside tests), ``point`` does nothing.
 Points are named ``stage.moment``: ``extract.shard-done``, ``assemble.output-written``,
-``assemble.before-publish``, ``export.graph-staged`` ... (``grep -rn "faults.point"``).
+``assemble.before-publish``, ``export.graph-staged``, and the steps of a generation switch
+(``publish.renamed`` ... ``publish.pruning``, ``generations.PUBLISH_POINTS``) that every
+generation writer passes ... (``grep -rn "faults.point"``).
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ in the same folder, fsync it, and rename it over the target (``atomic_write``). 
 ``.gz`` are compressed transparently on both sides. Two guards, for every stage at once:
 
 - an empty result never replaces a non-empty file (``EmptyOutputError``) unless allowed:
-  ``allow_empty=True``, or inside ``allowing_empty_outputs()`` (what the CLI's ``--force``
-  does), so a run that read nothing (an unreadable input) cannot wipe good outputs;
+  ``allow_empty=True``, or inside ``allowing_empty_outputs()`` (what the CLI's
+  ``--allow-shrink`` does; ``--force`` only redoes the work), so a run that read nothing (an
+  unreadable input) cannot wipe good outputs;
 - temporary files are named ``.<target>.<pid>.<random>.tmp``: a killed run's leftovers are
   removed by the next write into the same folder once their process is gone.
 """
@@ -57,6 +58,7 @@ class ReadStats:
     lines: int = 0
     records: int = 0
     skipped: int = 0
+    torn: int = 0  # a last line cut short by a crash, skipped (``skip_torn``)
     errors: list[str] = field(default_factory=list)  # the first few skipped lines' messages
 
     def note_skip(self, message: str) -> None:
@@ -68,6 +70,8 @@ class ReadStats:
         text = f"{self.path}: {self.records} records from {self.lines} lines"
         if self.skipped:
             text += f", {self.skipped} bad lines skipped (--lenient)"
+        if self.torn:
+            text += ", a torn last line (no newline: a write cut short) skipped"
         return text
 
 
@@ -157,11 +161,14 @@ def line_spans(path: str | os.PathLike, lines: int) -> Iterator[LineSpan]:
 
 def iter_json_lines(
     path: str | os.PathLike, *, lenient: bool = False, stats: ReadStats | None = None, span: LineSpan | None = None,
+    skip_torn: bool = False,
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, parsed_json)`` for each non-blank line of a JSONL file, or of its
     lines in ``span`` (``line_spans``; numbered as in the whole file).
 
     Raises SchemaError naming ``path:line`` on a line that is not JSON (unless lenient).
+    ``skip_torn``: a last line without its newline that is not JSON (an append cut short by a
+    crash or a full disk) is skipped and counted in ``stats.torn`` instead, lenient or not.
     """
     stats = stats if stats is not None else ReadStats()
     stats.path = str(path)
@@ -181,6 +188,11 @@ def iter_json_lines(
                 value = loads(line)
             except ValueError as exc:  # JSONDecodeError, and UnicodeDecodeError for bad UTF-8
                 message = f"{path}:{lineno}: not valid JSON: {_json_problem(line, exc)}"
+                if skip_torn and not line.endswith(b"\n"):  # only the last line lacks its newline
+                    stats.torn += 1
+                    stats.errors.append(f"{path}:{lineno}: a torn last line ({len(line)} bytes without a newline: "
+                                        "a write cut short) skipped")
+                    continue
                 if not lenient:
                     raise SchemaError(message) from None
                 stats.note_skip(message)
@@ -204,8 +216,9 @@ def read_jsonl(
     lenient: bool = False,
     stats: ReadStats | None = None,
     check: Callable[[Any], str | None] | None = None,
+    skip_torn: bool = False,
 ) -> Iterator[Any]:
-    """Stream the records of a JSONL file, validated.
+    """Stream the records of a JSONL file, validated (``skip_torn``: see ``iter_json_lines``).
 
     ``model``: a pydantic model each line must satisfy (records are yielded as model instances);
     without one, the parsed JSON values are yielded. ``check``: an extra function returning an
@@ -213,7 +226,7 @@ def read_jsonl(
     ``lenient``, in which case the line is skipped and counted in ``stats``.
     """
     stats = stats if stats is not None else ReadStats()
-    for lineno, value in iter_json_lines(path, lenient=lenient, stats=stats):
+    for lineno, value in iter_json_lines(path, lenient=lenient, stats=stats, skip_torn=skip_torn):
         try:
             record = model.model_validate(value) if model is not None else value
             problem = check(record) if check is not None else None
@@ -227,6 +240,43 @@ def read_jsonl(
             continue
         stats.records += 1
         yield record
+
+
+TORN_SUFFIX = ".torn"
+
+
+def heal_torn_tail(fd: int, path: str | os.PathLike) -> int:
+    """Make an append-only JSONL end in a newline before the next append, losing nothing.
+
+    ``fd``: the file ``path`` opened for reading and writing, its writer's lock held. When the
+    file does not end in a newline (a crash or a full disk cut the last append short), the torn
+    tail, the bytes after the last newline, is appended as one line to ``<path>.torn`` beside it
+    (fsync'd), then the file is cut back to its last whole line (fsync'd), so the next line
+    written starts a line of its own instead of being glued onto the torn one. Returns the
+    number of bytes moved aside (0 when the file is empty or ends in a newline)."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return 0
+    start, pos = 0, size
+    while pos > 0:  # the last newline, read backwards in blocks
+        n = min(1 << 16, pos)
+        pos -= n
+        i = os.pread(fd, n, pos).rfind(b"\n")
+        if i >= 0:
+            start = pos + i + 1
+            break
+    tail = os.pread(fd, size - start, start)
+    aside = os.open(f"{os.fspath(path)}{TORN_SUFFIX}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        data = memoryview(tail + b"\n")
+        while data:
+            data = data[os.write(aside, data):]
+        os.fsync(aside)
+    finally:
+        os.close(aside)
+    os.ftruncate(fd, start)
+    os.fsync(fd)
+    return len(tail)
 
 
 def to_json_line(record: Any) -> str:
@@ -245,8 +295,9 @@ _allow_empty: contextvars.ContextVar[bool] = contextvars.ContextVar("causalkg_al
 
 @contextlib.contextmanager
 def allowing_empty_outputs(allow: bool = True) -> Iterator[None]:
-    """Inside this block ``atomic_write`` may replace a non-empty file with an empty one
-    (the CLI enters it for ``--force``)."""
+    """Inside this block ``atomic_write`` may replace a non-empty file with an empty one, and
+    a stage may replace an output with a smaller one it would otherwise refuse (the CLI enters
+    it for ``--allow-shrink``; see ``shrink_allowed``)."""
     token = _allow_empty.set(bool(allow))
     try:
         yield
@@ -338,6 +389,11 @@ def _has_content(target: Path) -> bool:
     return not _is_empty(str(target), str(target).endswith(".gz"))
 
 
+def shrink_allowed() -> bool:
+    """Whether the caller is inside ``allowing_empty_outputs()`` (``--allow-shrink``)."""
+    return _allow_empty.get()
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w", *, allow_empty: bool | None = None) -> Iterator[IO]:
     """Open a temporary file beside ``path``; on success fsync and rename it to ``path``.
@@ -378,7 +434,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, allow_empty: bool 
             raise EmptyOutputError(
                 f"refusing to replace {target} ({target.stat().st_size} bytes) with an empty file: "
                 "the run produced nothing; the existing file is kept",
-                hint="check the inputs, or rerun with --force to write the empty result")
+                hint="check the inputs, or rerun with --allow-shrink to write the empty result")
         _fault_pause(target)
         os.replace(tmp_name, target)
     except BaseException:

@@ -10,8 +10,9 @@ configurable base URL. It adds what those callers need on top of the ``openai`` 
   so a server that trickles bytes is cut off like one that never answers;
 - retries: 429 and 5xx, timeouts, dropped connections and cut or malformed bodies are retried
   with backoff, honouring ``Retry-After``; other 4xx fail at once; nothing retries forever;
-- a disk cache keyed by (base URL, model, messages, parameters, try index): the same question is
-  never sent twice, across runs too; identical requests in one batch are sent once;
+- a disk cache keyed by (model, messages, parameters, try index): the same question is never
+  sent twice, across runs too, nor to a second server of the same model (a rerun against another
+  URL reuses the answers); identical requests in one batch are sent once;
 - accounting: requests, cache hits, retries, tokens and cost (from ``llm.prices``).
 """
 
@@ -179,7 +180,9 @@ class ChatClient:
     # -- one request -------------------------------------------------------------------------
 
     def _key(self, request: ChatRequest) -> tuple:
-        return ("chat", self.base_url, self.model, request.messages, request.params(), request.try_index)
+        # Not the base URL: the same model asked the same question with the same settings gives
+        # the same answer wherever it is served, and a rerun against a mirror must not pay again.
+        return ("chat", self.model, request.messages, request.params(), request.try_index)
 
     def _attempt(self, request: ChatRequest) -> ChatResult:
         with Deadline(self.timeout) as deadline:

@@ -410,10 +410,12 @@ def build(
     only: str | None = None,
     dry_run: bool = False,
     sleep: Callable[[float], None] = time.sleep,
+    lenient: bool = False,
 ) -> dict[str, Any]:
     """Build the corpus: the Wikidata files, then (unless ``only="wikidata"``) the Wikipedia
     documents from the concepts file. ``only``: ``wikidata`` | ``wikipedia`` | None (both).
-    Returns ``{"wikidata": {...}, "wikipedia": {...}}`` for the parts that ran."""
+    ``lenient``: build the documents even when a damaged dump lost some (see
+    ``build_documents``). Returns ``{"wikidata": {...}, "wikipedia": {...}}`` for the parts that ran."""
     if only is not None and only not in ONLY:
         raise ConfigError(f"--only must be one of {', '.join(ONLY)}, got {only!r}")
     result: dict[str, Any] = {}
@@ -430,7 +432,7 @@ def build(
             raise CausalKGError(f"the Wikipedia part of the corpus is not available ({exc})",
                                 hint="run causalkg corpus build --only wikidata") from None
         result["wikipedia"] = build_documents(cfg, concepts_path=concepts, out_dir=corpus_dir(cfg),
-                                              refresh=refresh, dry_run=dry_run)
+                                              refresh=refresh, dry_run=dry_run, lenient=lenient)
     return result
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from causalkg.cli import add_command, add_group
 from causalkg.core.config import Config
-from causalkg.options import add_dry_run, add_force, add_format
+from causalkg.options import add_dry_run, add_force, add_format, add_lenient
 
 BUILD_HELP = """\
 Build the corpus. The Wikidata part writes <paths.data>/wikidata/: event_classes.jsonl,
@@ -40,7 +40,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--wikidata-dump", metavar="PATH", default=None,
                    help="Wikidata JSON dump, latest-all.json.bz2 / .gz / .json (wikidata.dump)")
     p.add_argument("--endpoint", metavar="URL", default=None, help="the SPARQL endpoint (wikidata.endpoint)")
-    add_force(p, "ask the endpoint again instead of using cached answers", refresh_alias=True)
+    add_force(p, "redo the work: ask the endpoint again instead of using cached answers, and reread the dump",
+              refresh_alias=True)
+    add_lenient(p, "dump streams and pages (the documents they held are lost)")
     add_dry_run(p, "validate the settings and print the plan; write nothing")
     p.add_argument("--only", choices=["wikidata", "wikipedia"], default=None, help="build one part only (default both)")
     add_format(p)
@@ -57,4 +59,4 @@ def _build(args: argparse.Namespace, cfg: Config) -> None:
 
     print(build_corpus(source=args.source, endpoint=args.endpoint, wikidata_dump=args.wikidata_dump, force=args.force, only=args.only, dump=args.dump,
                        index=args.index, select=args.select, workers=args.workers, dry_run=args.dry_run,
-                       cfg=cfg).to_table(args.format))
+                       lenient=args.lenient, cfg=cfg).to_table(args.format))

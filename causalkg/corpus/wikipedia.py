@@ -37,14 +37,14 @@ import shutil
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import ValidationError
 
 from causalkg.core.config import Config
 from causalkg.core.contracts import CorpusDocument
 from causalkg.core.errors import SchemaError, SourceError
-from causalkg.core.jsonl import atomic_write, format_validation_error
+from causalkg.core.jsonl import atomic_write, format_validation_error, shrink_allowed
 from causalkg.core.manifest import build_manifest, fingerprint, read_manifest, write_manifest
 from causalkg.core.progress import progress
 from causalkg.corpus import dump as dumplib
@@ -106,9 +106,10 @@ def _fill(doc: dict, name: str) -> bool:
 
 
 def _assemble(parts: _Parts, concepts: _Concepts, redirects: dict[str, str], out: Path,
-              fill: Counter) -> tuple[int, int, Counter]:
+              fill: Counter, guard: Callable[[int], None] | None = None) -> tuple[int, int, Counter]:
     """Merge the parts in dump order, drop duplicate pages, add the Wikidata fields, validate,
-    write ``out`` atomically. Returns (documents, resolved, selected_by counts)."""
+    write ``out`` atomically. ``guard(documents)`` may refuse the result before it replaces
+    ``out`` (by raising). Returns (documents, resolved, selected_by counts)."""
     into: dict[str, list[str]] = {}
     for src, dst in sorted(redirects.items()):
         into.setdefault(dst, []).append(src)
@@ -140,7 +141,35 @@ def _assemble(parts: _Parts, concepts: _Concepts, redirects: dict[str, str], out
                 selected[s] += 1
             for name in FILL_FIELDS:
                 fill[name] += int(_fill(doc, name))
+        if guard is not None:
+            guard(n)
     return n, resolved, selected
+
+
+def _losses(failures: list[dict]) -> str:
+    """Where a run lost documents, for people: the damaged streams by offset and the pages by
+    title (the first few of each; every one is in the manifest)."""
+    streams = sorted({f["offset"] for f in failures if f["kind"] == "stream" and f.get("offset") is not None})
+    pages = sorted({f["title"] for f in failures if f.get("title")})
+    other = [f for f in failures if not f.get("title") and f["kind"] != "stream"]
+    parts = []
+    if streams:
+        parts.append(f"{len(streams)} damaged dump stream{'s' if len(streams) != 1 else ''} at byte "
+                     + ", ".join(str(o) for o in streams[:5]) + (", ..." if len(streams) > 5 else ""))
+    if pages:
+        parts.append(f"{len(pages)} page{'s' if len(pages) != 1 else ''} lost: "
+                     + ", ".join(repr(t) for t in pages[:5]) + (", ..." if len(pages) > 5 else ""))
+    if other:
+        parts.append(f"{len(other)} other failure{'s' if len(other) != 1 else ''} ({other[0]['message']})")
+    return "; ".join(parts)
+
+
+def _previous_documents(corpus_path: Path) -> int:
+    """Documents in the corpus a run would replace (0 when there is none)."""
+    if not corpus_path.is_file():
+        return 0
+    with corpus_path.open("rb") as fh:
+        return sum(1 for line in fh if line.strip())
 
 
 # --- the entry point -------------------------------------------------------------------------
@@ -227,6 +256,7 @@ def _notes(plan: _Plan, tally: _Tally, missing: list[str], n: int, resolved: int
     if tally.failures:
         notes.append(f"{len(tally.failures)} failures ({', '.join(f'{k}: {v}' for k, v in sorted(failures_by_kind.items()))}); "
                      "each is listed in the manifest with its stream offset or page title")
+        notes.append(f"documents lost to a damaged dump (--lenient): {_losses(tally.failures)}")
     if tally.resumed_units:
         notes.append(f"resumed: {tally.resumed_units} of {tally.units} units were done by an earlier run")
     if n == 0:
@@ -246,7 +276,7 @@ def _notes(plan: _Plan, tally: _Tally, missing: list[str], n: int, resolved: int
 
 
 def build_documents(cfg: Config, *, concepts_path: Path, out_dir: Path, refresh: bool = False,
-                    dry_run: bool = False) -> dict:
+                    dry_run: bool = False, lenient: bool = False) -> dict:
     """Build ``out_dir/corpus.jsonl`` (and ``out_dir/manifest.json``) from the configured dump.
 
     Reads ``[wikipedia]`` (dump, index, select, event_infoboxes, url_base, drop_sections,
@@ -256,8 +286,14 @@ def build_documents(cfg: Config, *, concepts_path: Path, out_dir: Path, refresh:
 
     Returns ``{"counts": {...}, "notes": [...], "outputs": {...}}`` (``"plan"`` too on a dry
     run). Raises SourceError (no dump, no index, no concepts file where one is needed),
-    ConfigError (a bad ``select``), SchemaError (an unreadable concepts file). Bad streams and
-    pages do not raise: they are counted, logged and listed in the manifest.
+    ConfigError (a bad ``select``), SchemaError (an unreadable concepts file).
+
+    Bad streams and pages lose documents. Then, unless ``lenient``, nothing is replaced: a
+    SourceError says how many were lost and where (stream offsets, page titles), and a rerun
+    resumes from the pages already read. With ``lenient`` the corpus is built without them
+    (counted, listed in the notes and the manifest), but it does not replace a corpus with more
+    documents unless shrinking is allowed (``allowing_empty_outputs``, the CLI's
+    ``--allow-shrink``): ``refresh`` (``--force``) never allows it.
     """
     concepts_path = Path(concepts_path)
     out_dir = Path(out_dir)
@@ -290,8 +326,24 @@ def build_documents(cfg: Config, *, concepts_path: Path, out_dir: Path, refresh:
         raise SourceError(
             f"the dump {plan.dump} is truncated (stream at byte {truncated[0]['offset']}: {truncated[0]['message']})",
             hint="download it again; the existing corpus is left as it is")
+    losses = _losses(tally.failures) if tally.failures else ""
+    if losses and not lenient:
+        raise SourceError(
+            f"the dump {plan.dump} lost documents: {losses}; {corpus_path} is left as it is",
+            hint="rerun with --lenient to build the corpus without them (the pages read are kept: it resumes), "
+                 "or repair or download the dump again")
+    before = _previous_documents(corpus_path) if losses else 0
+
+    def refuse_a_smaller_corpus(n: int) -> None:
+        if losses and n < before and not shrink_allowed():
+            raise SourceError(
+                f"refusing to replace {corpus_path} ({before} documents) with {n}: the dump lost documents "
+                f"({losses}); the existing corpus is kept",
+                hint="rerun with --allow-shrink to accept the smaller corpus, or repair the dump")
+
     fill: Counter = Counter()
-    n, resolved, selected = _assemble(parts, concepts, tally.redirects, corpus_path, fill)
+    n, resolved, selected = _assemble(parts, concepts, tally.redirects, corpus_path, fill,
+                                      guard=refuse_a_smaller_corpus)
     counts = _counts(plan, tally, read_info, missing, n, resolved, selected, fill)
     notes = _notes(plan, tally, missing, n, resolved, concepts, fill)
 

@@ -139,6 +139,8 @@ def assemble(
     if not force and current:
         # debug, not info: the CLI prints the outcome itself (one line per fact).
         log.debug("the KG in %s is up to date (inputs and settings unchanged); use --force to rebuild", inp.out_dir)
+        # nothing to write, but what killed runs left (an unpublished generation, scratch) goes
+        generations.sweep(inp.out_dir, int(cfg["kg"].get("keep_generations", 2)), scratch=(".aggregate-",))
         return AssembleResult(inp.out_dir, True, dict(manifest.get("counts", {})), dict(manifest.get("outputs", {})))
     with generations.writer_lock(inp.out_dir, "kg assemble"):
         return _assemble_locked(cfg, opts, inp, link_fp, full_fp, linker=linker, lenient=lenient, hook=hook, t0=t0,

@@ -370,6 +370,7 @@ def _export_local(cfg: Config, plan: ExportPlan, folder: Path, force: bool, t0: 
                     del st
                 if all(current[g.graph] == g.triples for g in plan.graphs) and not staging:
                     log.debug("the store in %s is up to date; use --force to reload", folder)  # the CLI says it
+                    generations.sweep(folder, int(cfg["kg"].get("keep_generations", 2)))  # killed runs' leftovers
                     return ExportResult(str(folder / "oxigraph"), current, True, plan.notes, time.perf_counter() - t0)
     with generations.writer_lock(folder, "kg export"):
         gen = generations.begin(folder)  # removes what a killed export left (staging graph and all)

@@ -2,9 +2,12 @@
 
 ``append`` adds one ``Judgement`` line to ``<paths.data>/judgements/judgements.jsonl``: the file
 is opened with O_APPEND and the whole line goes out in one ``write`` call while holding both a
-lock of this process and an exclusive ``flock`` on the file, then fsync. So two browsers (or two
-server processes) judging at once never interleave or lose a line, and a crash leaves at worst a
-line without its newline at the end, which ``read_judgements`` skips and counts.
+lock of this process and an exclusive ``flock`` on the file, then fsync before the server
+answers. So two browsers (or two server processes) judging at once never interleave or lose a
+line. A crash or a full disk leaves at worst a torn last line (no newline at its end):
+``read_judgements`` skips and counts it, and the next ``append`` first moves it aside to
+``judgements.jsonl.torn`` and cuts the file back to its last whole line, so the new judgement is
+never glued onto the torn one.
 
 The queue: every edge of the KG in one uniform random order, drawn once from a fixed seed
 (``web.queue_seed``) over the edges sorted by (cause QID, effect QID), so the order does not
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import random
 import threading
@@ -29,7 +33,7 @@ from typing import Iterable
 from causalkg.core.config import Config
 from causalkg.core.contracts import Judgement, KGEdge, KGMention
 from causalkg.core.errors import ConfigError
-from causalkg.core.jsonl import iter_json_lines, ReadStats
+from causalkg.core.jsonl import TORN_SUFFIX, heal_torn_tail, iter_json_lines, ReadStats
 from causalkg.core.layout import Layout
 from causalkg.evaluation.wikicausal.human import edge_verdicts, sentence_key
 
@@ -38,6 +42,7 @@ MAX_NOTE = 2000
 MAX_JUDGE = 80
 
 _LOCK = threading.Lock()
+log = logging.getLogger(__name__)
 
 
 def judgements_path(cfg: Config) -> Path:
@@ -69,16 +74,20 @@ def make_judgement(edge: KGEdge, mention: KGMention | None, verdict: str, judge:
     )
 
 
-def append(path: str | os.PathLike, judgement: Judgement) -> None:
-    """Append one judgement line (see the module docstring for why nothing is lost)."""
+def append(path: str | os.PathLike, judgement: Judgement) -> int:
+    """Append one judgement line, on disk whole (fsync'd) when this returns; see the module
+    docstring for why nothing is lost. Returns the bytes of a torn last line moved aside to
+    ``<path>.torn`` first (0 nearly always; logged as a warning when not)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     data = (json.dumps(judgement.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     with _LOCK:
-        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        created = not p.exists()
+        fd = os.open(p, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
+                moved = heal_torn_tail(fd, p)
                 written = os.write(fd, data)
                 if written != len(data):  # a short write (disk full): say so, never half-silently
                     raise OSError(f"only {written} of {len(data)} bytes of a judgement were written to {p}")
@@ -87,16 +96,29 @@ def append(path: str | os.PathLike, judgement: Judgement) -> None:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+        if created:  # the new file's name must survive a crash too
+            dfd = os.open(p.parent, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+    if moved:
+        torn = Path(f"{p}{TORN_SUFFIX}")
+        count = sum(1 for _ in torn.open("rb"))
+        log.warning("%s ended in a torn line (%d bytes without a newline, from a write cut short): moved to %s "
+                    "(%d torn line%s there) before recording the new judgement", p, moved, torn, count,
+                    "" if count == 1 else "s")
+    return moved
 
 
 def read_judgements(path: str | os.PathLike) -> tuple[list[Judgement], ReadStats]:
-    """Every valid line of the file (bad lines, e.g. a last line cut by a crash, are skipped and
-    counted in the returned stats). An absent file has no judgements."""
+    """Every valid line of the file (bad lines are skipped and counted in the returned stats; a
+    last line cut by a crash in ``stats.torn``). An absent file has no judgements."""
     stats = ReadStats(path=str(path))
     if not Path(path).is_file():
         return [], stats
     out = []
-    for lineno, rec in iter_json_lines(path, lenient=True, stats=stats):
+    for lineno, rec in iter_json_lines(path, lenient=True, stats=stats, skip_torn=True):
         try:
             out.append(Judgement.model_validate(rec))
             stats.records += 1

@@ -217,8 +217,13 @@ def test_bad_streams_are_counted_in_the_manifest(mini, tmp_path):
     raw[offsets[1] + 100: offsets[1] + 164] = b"\xff" * 64
     dump.write_bytes(bytes(raw))
     paths = {"dump": dump, "index": mini["index"]}
-    r = build_documents(cfg_for(paths, **{"wikipedia.select": "both"}), concepts_path=mini["concepts"],
+    with pytest.raises(SourceError, match=f"lost documents: 1 damaged dump stream at byte {offsets[1]}; "
+                                          r"1 page lost: .* is left as it is"):
+        build_documents(cfg_for(paths, **{"wikipedia.select": "both"}), concepts_path=mini["concepts"],
                         out_dir=tmp_path / "out")
+    assert not (tmp_path / "out" / "corpus.jsonl").exists()
+    r = build_documents(cfg_for(paths, **{"wikipedia.select": "both"}), concepts_path=mini["concepts"],
+                        out_dir=tmp_path / "out", lenient=True)
     c = r["counts"]
     # the stream (reported once, though the redirect target in it is asked for later), and that target
     assert c["failures_by_kind"] == {"missing": 1, "stream": 1}
@@ -227,6 +232,8 @@ def test_bad_streams_are_counted_in_the_manifest(mini, tmp_path):
     stream = next(f for f in manifest["failures"] if f["kind"] == "stream")
     assert stream["offset"] == offsets[1] and "corrupt bz2 data" in stream["message"]
     assert any("failures" in n and "stream: 1" in n for n in r["notes"])
+    assert any(n.startswith(f"documents lost to a damaged dump (--lenient): 1 damaged dump stream at byte {offsets[1]}")
+               for n in r["notes"])
 
 
 def test_errors_and_dry_run(mini, tmp_path):

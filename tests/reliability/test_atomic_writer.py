@@ -63,7 +63,10 @@ def test_an_extraction_checkpoint_may_become_empty_the_output_may_not(cli, in_tm
     before = (in_tmp / "out.jsonl").read_bytes()
     docs("The valley is green.", "The sea is calm.")  # nothing at all
     r = cli(*args)
-    assert r.code == 1 and "refusing to replace" in r.err and "--force" in r.err
+    assert r.code == 1 and "refusing to replace" in r.err and "--allow-shrink" in r.err
     assert (in_tmp / "out.jsonl").read_bytes() == before
-    assert cli(*args, "--force").code == 0
+    r = cli(*args, "--force")  # redo the work: not "accept an empty output"
+    assert r.code == 1 and "refusing to replace" in r.err
+    assert (in_tmp / "out.jsonl").read_bytes() == before
+    assert cli(*args, "--allow-shrink").code == 0
     assert (in_tmp / "out.jsonl").read_bytes() == b""

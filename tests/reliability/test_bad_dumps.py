@@ -4,7 +4,9 @@ A corpus is built from a small multistream dump cut from the bundled snapshot (r
 then ``corpus build --only wikipedia`` is pointed at malformed dumps of every kind. Each must
 fail with one ``error:`` line (a SourceError) and leave ``corpus.jsonl`` and the manifest as they
 were. A readable dump that selects nothing may not replace the corpus with an empty one
-either, unless ``--force``.
+either, unless ``--allow-shrink`` (``--force`` only redoes the work). A dump with a damaged
+stream loses documents: the build says how many and where and fails unless ``--lenient``, and
+even then does not replace a larger corpus unless ``--allow-shrink``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import bz2
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -124,8 +127,69 @@ def test_a_dump_that_selects_nothing_does_not_replace_the_corpus_without_force(c
     r = cli(*args, cwd=project)
     assert r.code == 1
     assert one_error(r.err).startswith(f"error: refusing to replace {corpus} (")
-    assert "--force" in r.err
+    assert "--allow-shrink" in r.err
     assert snapshot_of(project) == before
-    r = cli(*args, "--force", cwd=project)
+    r = cli(*args, "--force", cwd=project)  # redo the work: not "accept an empty output"
+    assert r.code == 1 and one_error(r.err).startswith(f"error: refusing to replace {corpus} (")
+    assert snapshot_of(project) == before
+    r = cli(*args, "--allow-shrink", cwd=project)
     assert r.code == 0, r.err
     assert corpus.read_bytes() == b""
+
+
+@pytest.fixture(scope="module")
+def damaged(dumps, tmp_path_factory) -> tuple[Path, int]:
+    """The good dump with 64 bytes of its second stream (pages 3 and 4) overwritten: a readable
+    dump whose index is right, and one corrupt bz2 stream. Returns the dump and that stream's offset."""
+    raw = bytearray(dumps["good"].read_bytes())
+    offset = d.scan_index(dumps["good_index"], ()).offsets[1]
+    raw[offset + 100: offset + 164] = b"\xff" * 64
+    path = tmp_path_factory.mktemp("damaged") / "damaged-pages-articles-multistream.xml.bz2"
+    path.write_bytes(bytes(raw))
+    return path, offset
+
+
+def test_a_damaged_stream_never_shrinks_the_corpus_unless_asked(cli, project, dumps, damaged):
+    dump, offset = damaged
+    corpus = project / "data" / "corpus" / "corpus.jsonl"
+    before = snapshot_of(project)
+    args = ("corpus", "build", "--only", "wikipedia", "--dump", dump, "--index", dumps["good_index"],
+            "--select", "concepts", "--workers", "1")
+    lost = f"1 damaged dump stream at byte {offset}; 2 pages lost: '{TITLES[3]}', '{TITLES[2]}'"  # sorted
+
+    for extra in ((), ("--force",)):  # --force redoes the work, it does not accept the loss
+        r = cli(*args, *extra, cwd=project)
+        assert r.code == 1, r.out
+        assert one_error(r.err) == (f"error: the dump {dump} lost documents: {lost}; {corpus} is left as it is "
+                                    "(rerun with --lenient to build the corpus without them (the pages read are "
+                                    "kept: it resumes), or repair or download the dump again)")
+        assert snapshot_of(project) == before
+
+    for extra in ((), ("--force",)):  # lenient: the loss is accepted, not a smaller corpus over a larger one
+        r = cli(*args, "--lenient", *extra, cwd=project)
+        assert r.code == 1, r.out
+        assert one_error(r.err).startswith(f"error: refusing to replace {corpus} (6 documents) with 4: the dump "
+                                           f"lost documents ({lost}); the existing corpus is kept")
+        assert "--allow-shrink" in r.err
+        assert snapshot_of(project) == before
+
+    r = cli(*args, "--lenient", "--allow-shrink", cwd=project)
+    assert r.code == 0, r.err
+    assert f"note: documents lost to a damaged dump (--lenient): {lost}" in r.out
+    titles = [json.loads(x)["title"] for x in corpus.read_text(encoding="utf-8").splitlines()]
+    assert titles == [t for t in TITLES if t not in TITLES[2:4]]
+
+
+def test_a_first_corpus_from_a_damaged_dump_needs_only_lenient(cli, tmp_path, dumps, damaged):
+    dump, offset = damaged
+    (tmp_path / "data" / "wikidata").mkdir(parents=True)
+    (tmp_path / "data" / "wikidata" / "concepts.jsonl").write_text(CONCEPTS, encoding="utf-8")
+    args = ("corpus", "build", "--only", "wikipedia", "--dump", dump, "--index", dumps["good_index"],
+            "--select", "concepts", "--workers", "1")
+    r = cli(*args, cwd=tmp_path)
+    assert r.code == 1 and "lost documents: 1 damaged dump stream at byte" in one_error(r.err)
+    assert not (tmp_path / "data" / "corpus" / "corpus.jsonl").exists()
+    r = cli(*args, "--lenient", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert re.search(r"resumed: (\d+) of \1 units were done by an earlier run", r.out)  # the pages read are kept
+    assert len((tmp_path / "data" / "corpus" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()) == 4

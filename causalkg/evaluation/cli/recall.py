@@ -123,7 +123,9 @@ def _report(args: argparse.Namespace, cfg: Config) -> int:
     r = report(judge=args.judge, out=args.out, tries=args.tries, limit=args.limit, plots=not args.no_plots, cfg=cfg)
     print(r.to_table(args.format))
     if r.status:
-        print("error: " + (r.precision_error or "some pairs could not be judged; see the report"), file=sys.stderr)
+        kept = "; the last complete report.md beside it is kept" if r.path.with_name("report.md").exists() else ""
+        print("error: " + (r.precision_error or "some pairs could not be judged; see the report")
+              + f" (this run's report is {r.path}{kept})", file=sys.stderr)
     return r.status
 
 

@@ -34,7 +34,7 @@ from typing import Any, Iterable, Sequence
 
 from causalkg.core.contracts import Judgement
 from causalkg.core.errors import SourceError
-from causalkg.core.jsonl import ReadStats, iter_json_lines, read_jsonl
+from causalkg.core.jsonl import TORN_SUFFIX, ReadStats, iter_json_lines, read_jsonl
 from causalkg.core.tables import render_table
 from causalkg.evaluation.graph.agreement import cohen_kappa
 from causalkg.evaluation.wikicausal.precision import wilson_interval
@@ -175,7 +175,7 @@ def human_precision(path: str | os.PathLike, *, llm: Sequence[str | os.PathLike]
         raise SourceError(f"no judgements file at {p}",
                           hint="judge edges in causalkg serve (they go to data/judgements/judgements.jsonl)")
     stats = ReadStats()
-    judgements = list(read_jsonl(p, Judgement, lenient=lenient, stats=stats))
+    judgements = list(read_jsonl(p, Judgement, lenient=lenient, stats=stats, skip_torn=True))
     verdicts = edge_verdicts(judgements)
     correct = sum(1 for v in verdicts.values() if v == "correct")
     wrong = sum(1 for v in verdicts.values() if v == "wrong")
@@ -186,6 +186,9 @@ def human_precision(path: str | os.PathLike, *, llm: Sequence[str | os.PathLike]
     notes = []
     if stats.skipped:
         notes.append(stats.summary())
+    if stats.torn:  # a judgement cut short by a crash or a full disk, never recorded whole
+        notes.append(f"{p}: its last line was torn (no newline: a write cut short) and was skipped; "
+                     "the next judgement recorded moves it aside to " + p.name + TORN_SUFFIX)
     result = HumanPrecision(str(p), len(judgements), sorted({j.judge for j in judgements}), len(verdicts),
                             correct, wrong, len(verdicts) - correct - wrong,
                             correct / (correct + wrong) if correct + wrong else 0.0, lo, hi, dict(kinds), notes=notes,

@@ -461,8 +461,30 @@ def eval_precision(
                              consistency, notes, seconds=time.perf_counter() - started)
     if write:
         root = Path(out) if out is not None else Layout.from_config(cfg).eval_out("precision")
-        write_precision_outputs(report, root, cfg=cfg, inputs={f"kg{i}": k for i, k in enumerate(kgs)})
+        if report.failed:  # never replace the last complete results with an incomplete run
+            write_partial_precision(report, root)
+        else:
+            write_precision_outputs(report, root, cfg=cfg, inputs={f"kg{i}": k for i, k in enumerate(kgs)})
+            (root / PARTIAL_JSON).unlink(missing_ok=True)
     return report
+
+
+PARTIAL_JSON = "precision.partial.json"
+
+
+def write_partial_precision(report: PrecisionReport, root: Path) -> Path:
+    """Write an incomplete run (some pairs could not be judged) to ``root/precision.partial.json``
+    only: the summary, every judgement with its error, and ``"complete": false``. The complete
+    results already in ``root`` (``precision.*``, the judgements, the manifest) stay as they
+    were. Returns the path written."""
+    from causalkg.core.jsonl import write_json
+
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / PARTIAL_JSON
+    write_json(path, {"complete": False, "failed": len(report.failed), **report.to_json(),
+                      "judgements": [j for res in report.results for j in res.judgements]})
+    report.written["partial"] = str(path)
+    return path
 
 
 NO_JUDGE_HINT = (

@@ -244,6 +244,9 @@ def _judged_lines(prec: Any, root: Path, result: ReportResult) -> list[str]:
     return lines
 
 
+PARTIAL_REPORT = "report.partial.md"
+
+
 def eval_report(
     cfg: Config,
     *,
@@ -258,7 +261,9 @@ def eval_report(
     ``judge`` overrides ``eval.precision.judge``; with neither, precision is skipped and the
     report says how to configure a judge. ``out``: the folder (default ``<paths.data>/eval``);
     the report is ``report.md`` there. Returns what was written and what was missing; ``status``
-    is 1 when precision was asked for and failed (the report says why), else 0.
+    is 1 when precision was asked for and failed (the report says why), else 0. A report
+    with a failed part is written to ``report.partial.md`` instead (``path`` names it): the last
+    complete ``report.md`` and its manifest are kept.
     """
     started = time.perf_counter()
     root = Path(out) if out is not None else Layout.from_config(cfg).eval_dir
@@ -278,8 +283,15 @@ def eval_report(
 
     lines += _precision_section(cfg, judge, kgs, root, tries, limit, result)
 
+    if result.status:
+        # an incomplete report goes beside the last complete one, which stays as it was
+        result.path = result.path.with_name(PARTIAL_REPORT)
+        with atomic_write(result.path) as fh:
+            fh.write("\n".join(lines).rstrip() + "\n")
+        return result
     with atomic_write(result.path) as fh:
         fh.write("\n".join(lines).rstrip() + "\n")
+    (root / PARTIAL_REPORT).unlink(missing_ok=True)
     write_manifest(root, build_manifest(
         "eval-report", cfg,
         inputs={i.role: i.path for group in inputs.values() for i in group if i.present},

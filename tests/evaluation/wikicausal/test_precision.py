@@ -327,7 +327,8 @@ def test_cli_precision_errors(cli, openai_server, tmp_path, kg):
     assert res.code == 1 and "| kg.jsonl | full | 4 | 0 | 0 |" in res.out
     assert res.err.strip().endswith(
         "error: 4 of 4 pairs could not be judged (first error: chat request to "
-        f"{openai_server.base_url} (model m) failed after 1 attempts: HTTP 500) "
+        f"{openai_server.base_url} (model m) failed after 1 attempts: HTTP 500); this run's partial result is in "
+        f"{tmp_path / 'data' / 'eval' / 'precision' / 'precision.partial.json'} "
         "(rerun the same command to retry them; answers so far are cached)")
 
 

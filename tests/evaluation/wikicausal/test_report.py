@@ -83,12 +83,18 @@ def test_report_with_our_kg_both_base_kgs_the_corpus_and_a_judge(cli, openai_ser
 
 
 def test_report_says_when_precision_failed_and_exits_non_zero(cli, openai_server, tmp_path):
+    res = cli("eval", "report", "--no-plots", cwd=tmp_path)  # a complete report (precision skipped)
+    assert res.code == 0, res.err
+    good = (tmp_path / "data" / "eval" / "report.md").read_bytes()
     openai_server.add_fault(*[Fault(status=500) for _ in range(50)])
     res = cli("eval", "report", "--judge", "openai:test-model", "--tries", "1", "--limit", "2", "--no-plots",
               "--set", f"llm.base_url={openai_server.base_url}", "--set", "llm.max_retries=0", cwd=tmp_path)
     assert res.code == 1
     assert "error: some pairs could not be judged; see the report" in res.err
-    text = (tmp_path / "data" / "eval" / "report.md").read_text()
+    assert (f"(this run's report is {tmp_path / 'data' / 'eval' / 'report.partial.md'}; the last complete report.md "
+            "beside it is kept)") in res.err
+    assert (tmp_path / "data" / "eval" / "report.md").read_bytes() == good  # never replaced by a failed run
+    text = (tmp_path / "data" / "eval" / "report.partial.md").read_text()
     assert "4 pairs could not be judged (first error: chat request to" in text
     assert "run `make eval` again to retry them" in text
     assert not (tmp_path / "data" / "eval" / "recall" / "base-kg-v1" / "recall_by_class.png").exists()
