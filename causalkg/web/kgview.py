@@ -90,14 +90,69 @@ def highlight(m: KGMention) -> list[tuple[str, str | None]]:
     return pieces
 
 
+# The bundled enwiki snapshot assigns revision ids from 3,000,000,001 up to pages that came
+# without one (snapshots/enwiki/SOURCE.md): far above any id Wikipedia has issued (about 1.3
+# billion in 2025), so an id this high names no Wikipedia revision and must not be linked as one.
+ASSIGNED_REVISIONS_FROM = 3_000_000_000
+
+
+def is_assigned_revision(revision_id: int | None) -> bool:
+    """Whether a revision id was assigned by the bundled snapshot (not a Wikipedia revision)."""
+    return revision_id is not None and int(revision_id) >= ASSIGNED_REVISIONS_FROM
+
+
 def revision_url(m: KGMention) -> str | None:
-    """The exact revision the sentence was read from: ``<site>/w/index.php?oldid=N``."""
-    if m.revision_id is None or not m.url:
+    """The exact revision the sentence was read from: ``<site>/w/index.php?oldid=N``; None
+    when there is none or the id was assigned by the bundled snapshot (the page link stands)."""
+    if m.revision_id is None or not m.url or is_assigned_revision(m.revision_id):
         return None
     parts = urlsplit(m.url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return None
     return f"{parts.scheme}://{parts.netloc}/w/index.php?oldid={int(m.revision_id)}"
+
+
+@dataclass
+class Evidence:
+    """One distinct piece of text behind an edge, as the edge page shows it: the best-scored
+    mention of that text, the lower edge it came from (for a lifted edge), and the other
+    mentions of the same text on this edge (another extractor, other spans), folded into it."""
+
+    mention: KGMention
+    origin: KGEdge | None = None
+    duplicates: list[KGMention] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        """``sentence``, ``infobox`` or ``list`` (what the text is)."""
+        return {"wikipedia_infobox": "infobox", "wikipedia_list": "list"}.get(self.mention.source, "sentence")
+
+    @property
+    def field_name(self) -> str | None:
+        """The infobox field (``field = value`` text) or the heading a list item sits under."""
+        if self.kind == "infobox":
+            name, sep, _ = self.mention.sentence.text.partition(" = ")
+            return name.strip() if sep else None
+        if self.kind == "list":
+            return self.mention.sentence.section
+        return None
+
+    @property
+    def extractors(self) -> list[str]:
+        return sorted({self.mention.extractor, *(m.extractor for m in self.duplicates)})
+
+
+def text_key(text: str) -> str:
+    """A sentence as a key: whitespace runs are one space (the judgements' key too)."""
+    return " ".join(text.split())
+
+
+def snapshot_note(m: KGMention) -> str | None:
+    """What to say instead of a revision link when the revision id was assigned by the bundled
+    snapshot; None for a real revision (or none)."""
+    if is_assigned_revision(m.revision_id):
+        return f"bundled snapshot page (id {m.revision_id} assigned here, not a Wikipedia revision)"
+    return None
 
 
 def _stat_key(path: Path) -> tuple | None:
@@ -157,6 +212,29 @@ class KGView:
 
     def extractors(self, e: KGEdge) -> list[str]:
         return sorted({m.extractor for m in self.all_mentions(e)})
+
+    def evidence(self, e: KGEdge) -> list[Evidence]:
+        """The distinct texts behind an edge (its own mentions, then those of the edges it was
+        lifted from): mentions of the same text are one entry, the best-scored first."""
+        groups: dict[str, Evidence] = {}
+        pool = [(m, None) for m in e.mentions] + [(m, x) for x in self.instance_edges(e) for m in x.mentions]
+        for m, origin in pool:
+            key = text_key(m.sentence.text)
+            have = groups.get(key)
+            if have is None:
+                groups[key] = Evidence(m, origin)
+            elif m.score > have.mention.score and (origin is None) == (have.origin is None):
+                have.duplicates.append(have.mention)
+                have.mention = m
+            else:
+                have.duplicates.append(m)
+        return list(groups.values())
+
+    def best_evidence(self, e: KGEdge) -> Evidence | None:
+        """The best-scored distinct text behind an edge (its own before its examples')."""
+        ev = self.evidence(e)
+        own = [x for x in ev if x.origin is None] or ev
+        return max(own, key=lambda x: (x.mention.score, -x.mention.sentence.start)) if own else None
 
     def all_extractors(self) -> list[str]:
         return sorted({m.extractor for e in self.edges.values() for m in e.mentions})

@@ -394,7 +394,7 @@ def test_report_page_renders_markdown_and_serves_its_plots_by_name_only(tmp_path
     cfg = build_project(tmp_path, export=False)
     ev = tmp_path / "data" / "eval"
     (ev / "recall").mkdir(parents=True)
-    png = (REPO / "web" / "static" / "vendor" / "cytoscape" / "LICENSE").read_bytes()[:10]
+    png = (REPO / "causalkg" / "web" / "static" / "vendor" / "cytoscape" / "LICENSE").read_bytes()[:10]
     (ev / "recall" / "recall.png").write_bytes(b"\x89PNG fake " + png)
     (ev / "report.md").write_text("# Evaluation\n\n| kg | recall |\n|---|---|\n| ours | 0.1 |\n\n"
                                   "![recall](recall/recall.png)\n\n<script>alert(1)</script>\n", encoding="utf-8")
@@ -453,7 +453,7 @@ def test_a_replaced_kg_is_served_and_a_broken_replacement_keeps_the_old(tmp_path
 def test_static_files_and_security_headers(client):
     r = client.get("/static/vendor/cytoscape/cytoscape.min.js")
     assert r.status_code == 200 and "cytoscape" in r.text[:2000].lower()
-    assert (REPO / "web/static/vendor/cytoscape/LICENSE").is_file()
+    assert (REPO / "causalkg/web/static/vendor/cytoscape/LICENSE").is_file()
     r = client.get("/")
     assert "default-src 'self'" in r.headers["content-security-policy"]
     assert r.headers["x-content-type-options"] == "nosniff"
@@ -482,7 +482,7 @@ def test_the_page_templates_ship_with_the_package():
 
     data = tomllib.loads((REPO / "pyproject.toml").read_text())
     globs = data["tool"]["setuptools"]["package-data"]["causalkg.web"]
-    web = REPO / "web"
+    web = REPO / "causalkg" / "web"
     shipped = {p for g in globs for p in web.glob(g)}
     for p in [*web.glob("templates/*"), *web.glob("static/**/*")]:
         if p.is_file():

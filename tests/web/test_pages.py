@@ -1,0 +1,163 @@
+"""The explorer's pages over the fixture KG (Starlette's TestClient): the edges table (facets,
+sort, search, paging, CSV and JSON of what is shown), the JSON forms of the concept, edge, path
+and search pages, honest evidence (snapshot revisions, infobox fields, duplicates, lifted edges
+judged through their instance claim, undo), paths with evidence per hop, search that tells
+same-label concepts apart, and the report page's message when there is no report."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from causalkg.web.app import create_app
+
+ALL_EDGES = 13  # the fixture KG's edges (tests/fixtures/kg assembled)
+
+
+@pytest.fixture
+def client(kg_project, tmp_path):
+    root, cfg = kg_project
+    app = create_app(cfg, judgements=str(tmp_path / "judgements.jsonl"))
+    with TestClient(app) as c:
+        c.judgements = tmp_path / "judgements.jsonl"
+        yield c
+
+
+def _judge(client, edge_id: str, mention_id: str, verdict: str, judge: str = "Ada"):
+    return client.post(f"/edge/{edge_id}/judge", data={"mention_id": mention_id, "verdict": verdict, "judge": judge},
+                       headers={"Accept": "application/json"})
+
+
+# --- the edges table -------------------------------------------------------------------------
+
+
+def test_edges_page_lists_every_edge_with_facet_counts(client):
+    r = client.get("/edges")
+    assert r.status_code == 200
+    assert r.text.count("<tr data-edge=") == ALL_EDGES
+    data = client.get("/edges", params={"format": "json"}).json()
+    assert data["total"] == ALL_EDGES and data["edges_in_kg"] == ALL_EDGES
+    counts = {name: {f["value"]: f["count"] for f in vals} for name, vals in data["facets"].items()}
+    assert counts["level"] == {"class": 10, "instance": 1, "mixed": 2}
+    assert counts["base_kg"] == {"yes": 6, "no": 7}
+    assert counts["support"] == {"1": 12, "2": 1}
+    assert counts["judged"] == {"no": ALL_EDGES}
+    assert counts["extractor"] == {"qa": ALL_EDGES}
+    assert sum(counts["confidence"].values()) == ALL_EDGES
+    assert "verdict" not in counts  # no edge of the fixture KG carries a verifier verdict
+    # the KG's rank by default: earthquake -> tsunami (2 sentences) first
+    assert data["rows"][0]["edge_id"] == "Q7944_Q8070" and data["sort"] == "rank"
+
+
+def test_edges_facets_filter_and_combine(client):
+    data = client.get("/edges", params={"format": "json", "level": "class", "base_kg": "yes"}).json()
+    assert data["total"] == 5
+    assert all(r["level"] == "class" and r["base_kg"] for r in data["rows"])
+    assert {f["value"]: f["selected"] for f in data["facets"]["level"]} == {"class": True}
+    # two values of one facet are alternatives
+    data = client.get("/edges?format=json&level=instance&level=mixed").json()
+    assert sorted(r["level"] for r in data["rows"]) == ["instance", "mixed", "mixed"]
+    # a facet link in the page toggles the value
+    html = client.get("/edges", params={"level": "class"}).text
+    assert 'href="/edges"' in html.split('data-facet="level"')[1].split("</section>")[0]
+
+
+def test_edges_sort_by_any_column_both_ways(client):
+    rows = client.get("/edges", params={"format": "json", "sort": "effect"}).json()["rows"]
+    labels = [r["effect_label"] for r in rows]
+    assert labels == sorted(labels, key=str.casefold)
+    rows = client.get("/edges", params={"format": "json", "sort": "-confidence"}).json()["rows"]
+    conf = [r["confidence"] for r in rows]
+    assert conf == sorted(conf, reverse=True)
+    # an unknown column is the default order, not an error
+    assert client.get("/edges", params={"format": "json", "sort": "nope"}).json()["sort"] == "rank"
+    html = client.get("/edges", params={"sort": "sentences"}).text
+    assert 'aria-sort="ascending"' in html and 'href="/edges?sort=-sentences"' in html
+
+
+def test_edges_search_over_evidence_sentences(client):
+    data = client.get("/edges", params={"format": "json", "q": "Krakatoa"}).json()
+    assert [r["edge_id"] for r in data["rows"]] == ["Q7692360_Q8070"]
+    assert "Krakatoa" in data["rows"][0]["evidence"]
+    # every word in one sentence; a quoted phrase as one
+    assert client.get("/edges", params={"format": "json", "q": "krakatoa deaths"}).json()["total"] == 0
+    words = client.get("/edges", params={"format": "json", "q": "the attacks caused"}).json()
+    assert {r["edge_id"] for r in words["rows"]} == {"Q10806_Q4", "Q750215_Q4", "Q10806_Q193078", "Q750215_Q193078"}
+    assert client.get("/edges", params={"format": "json", "q": '"the attacks caused"'}).json()["total"] == 4
+    assert client.get("/edges", params={"format": "json", "q": '"caused the attacks"'}).json()["total"] == 0
+    html = client.get("/edges", params={"q": "<b>x</b>"}).text
+    assert "<b>x</b>" not in html and "No edge matches" in html
+
+
+def test_edges_paging_and_exports_give_exactly_what_is_shown(client):
+    page1 = client.get("/edges", params={"format": "json", "size": 5}).json()
+    page3 = client.get("/edges", params={"format": "json", "size": 5, "page": 3}).json()
+    assert page1["pages"] == 3 and len(page1["rows"]) == 5 and len(page3["rows"]) == 3
+    assert page1["next"] == "/edges?page=2&size=5&format=json" and page3["next"] is None
+    html = client.get("/edges", params={"size": 5, "page": 2}).text
+    assert 'rel="next" href="/edges?page=3&amp;size=5"' in html and "Rows 6–10 of 13" in html
+    # the CSV of a filtered, sorted page holds the same edges in the same order as the page
+    params = {"level": "class", "sort": "-sentences", "size": 4, "page": 2}
+    shown = [r["edge_id"] for r in client.get("/edges", params={**params, "format": "json"}).json()["rows"]]
+    page = client.get("/edges", params=params).text
+    assert [x.split('"')[0] for x in page.split('<tr data-edge="')[1:]] == shown
+    r = client.get("/edges", params={**params, "format": "csv"})
+    assert r.headers["content-type"].startswith("text/csv") and "attachment" in r.headers["content-disposition"]
+    rows = list(csv.DictReader(io.StringIO(r.text)))
+    assert [x["edge_id"] for x in rows] == shown and all(x["level"] == "class" for x in rows)
+    # size=all: every matching row, one page
+    everything = client.get("/edges", params={"level": "class", "size": "all", "format": "csv"}).text
+    assert len(list(csv.DictReader(io.StringIO(everything)))) == 10
+    # the page links its exports with the same filters
+    assert '/edges?level=class&amp;sort=-sentences&amp;page=2&amp;size=4&amp;format=csv' in page
+
+
+def test_edges_judged_facet_follows_the_judgements_file(client):
+    ev = client.get("/edge/Q7944_Q8070", params={"format": "json"}).json()["evidence"][0]
+    assert _judge(client, "Q7944_Q8070", ev["mention_id"], "correct").status_code == 201
+    data = client.get("/edges", params={"format": "json", "judged": "yes"}).json()
+    assert [r["edge_id"] for r in data["rows"]] == ["Q7944_Q8070"] and data["rows"][0]["judged"] is True
+    assert client.get("/edges", params={"format": "json", "judged": "no"}).json()["total"] == ALL_EDGES - 1
+
+
+def test_edges_verifier_verdict_facet_when_edges_carry_one(tmp_path, kg_project):
+    _, cfg = kg_project
+    kg = tmp_path / "kg"
+    kg.mkdir()
+    src = Path(cfg.path("paths.data")) / "kg" / "causal_kg_pairs.jsonl"
+    lines = [json.loads(x) for x in src.read_text(encoding="utf-8").splitlines()]
+    # invented: the first edge as a verifier rejected it, the second accepted
+    lines[0]["verifier"] = {"verdict": "rejected"}
+    lines[1]["verdict"] = "accepted"
+    (kg / "causal_kg_pairs.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    with TestClient(create_app(cfg, kg=str(kg), judgements=str(tmp_path / "j.jsonl"))) as c:
+        data = c.get("/edges", params={"format": "json"}).json()
+        assert {f["value"]: f["count"] for f in data["facets"]["verdict"]} == {"accepted": 1, "rejected": 1}
+        rows = c.get("/edges", params={"format": "json", "verdict": "rejected"}).json()["rows"]
+        assert [r["edge_id"] for r in rows] == [lines[0]["edge_id"]] and rows[0]["verdict"] == "rejected"
+
+
+# --- JSON forms of the other pages --------------------------------------------------------------
+
+
+def test_concept_edge_path_and_search_pages_have_a_json_form(client):
+    c = client.get("/concept/Q7944", params={"format": "json", "min_support": 2}).json()
+    assert c["qid"] == "Q7944" and c["label"] == "earthquake" and "temblor" in c["aliases"]
+    assert [e["edge_id"] for e in c["effects"]] == ["Q7944_Q8070"] and c["causes"] == []
+    assert c["effects"][0]["base_kg"] is True and c["effects"][0]["sentences"] == 2
+    e = client.get("/edge/Q7944_Q8070", params={"format": "json"}).json()
+    assert e["edge_id"] == "Q7944_Q8070" and len(e["evidence"]) == 2
+    assert e["evidence"][0]["revision_url"] == "https://en.wikipedia.org/w/index.php?oldid=1001"
+    p = client.get("/paths", params={"from": "earthquake", "to": "train wreck", "format": "json"}).json()
+    assert [[x["edge_id"] for x in path["edges"]] for path in p["shortest"]] == [
+        ["Q7944_Q1078765"], ["Q7944_Q8070", "Q8070_Q1078765"]]
+    assert all(x["evidence"]["text"] for path in p["shortest"] for x in path["edges"])
+    s = client.get("/search", params={"q": "earthquake", "format": "json"}).json()
+    assert s["results"][0]["qid"] == "Q7944"
+    assert client.get("/concept/Q1", params={"format": "json"}).status_code == 404
+    assert client.get("/paths", params={"from": "zzzz", "to": "death", "format": "json"}).status_code == 404
