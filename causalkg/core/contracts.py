@@ -397,7 +397,7 @@ class Judgement(Record):
     cause: QID
     effect: QID
     sentence: str
-    verdict: Literal["correct", "wrong", "unsure"]
+    verdict: Literal["correct", "wrong", "unsure", "withdrawn"]  # withdrawn: an undo left no verdict
     judge: str
     time: str
     note: str = ""

@@ -204,7 +204,8 @@ class WebApp:
                                  "evidence": [evidence_json(r) for r in rendered]})
         return self.render(request, "edge.html", view=v, e=e, mentions=rendered, lifted_into=lifted_into,
                            confirmed=v.confirmed(e), instance_edges=v.instance_edges(e), edge_judgements=mine,
-                           message=request.query_params.get("saved"))
+                           message=request.query_params.get("saved"), undone=request.query_params.get("undone"),
+                           judge=request.query_params.get("judge", ""))
 
     async def judge(self, request: Request) -> Response:
         v = self.view()
@@ -225,8 +226,11 @@ class WebApp:
         if mention is None:
             return self.error_page(request, 400, "Unknown mention", "the sentence judged is not one of this edge's.")
         try:
+            via = next((x for x in v.instance_edges(e) if any(m.mention_id == mention.mention_id for m in x.mentions)),
+                       None) if not any(m.mention_id == mention.mention_id for m in e.mentions) else None
             j = J.make_judgement(e, mention, str(form.get("verdict", "")), str(form.get("judge", "")),
-                                 str(form.get("note", "")), source="queue" if form.get("from") == "queue" else "edge")
+                                 str(form.get("note", "")), source="queue" if form.get("from") == "queue" else "edge",
+                                 via=via)
         except ConfigError as exc:
             return self.error_page(request, 400, "Not recorded", exc.message)
         J.append(self.judgements_file, j)
@@ -240,6 +244,34 @@ class WebApp:
         if self.s.token and form.get("token"):
             response.set_cookie(TOKEN_COOKIE, str(form.get("token")), httponly=True, samesite="strict")
         return response
+
+    async def undo(self, request: Request) -> Response:
+        """Take back the judge's last judgement (``judgements.undo_last``: a line is appended)."""
+        if not self.can_judge():
+            return self.error_page(request, 403, "Read-only server",
+                                   "this server is read-only: judgements are not accepted.")
+        if not _same_origin(request):
+            return self.error_page(request, 403, "Refused", "an undo must be posted from this site's own pages.")
+        form = await request.form()
+        if not self._token_ok(request, str(form.get("token", ""))):
+            return self.error_page(request, 403, "Token needed", "this server needs its token to change judgements.",
+                                   "ask the person serving the KG for it")
+        try:
+            undo, undone = J.undo_last(self.judgements_file, str(form.get("judge", "")))
+        except ConfigError as exc:
+            return self.error_page(request, 409 if "nothing to undo" in exc.message else 400, "Nothing undone",
+                                   exc.message)
+        if _wants_json(request):
+            return JSONResponse({"recorded": undo.model_dump(mode="json"), "undone": undone.model_dump(mode="json")},
+                                status_code=201)
+        if form.get("from") == "queue":
+            return RedirectResponse("/queue?" + urlencode({"judge": undo.judge, "undone": undone.verdict}),
+                                    status_code=303)
+        target = undone.edge_id if undone.edge_id in self.view().edges else None
+        where = f"/edge/{target}?" if target else "/queue?"
+        anchor = f"#m-{undone.mention_id}" if target and undone.mention_id else ""
+        return RedirectResponse(where + urlencode({"judge": undo.judge, "undone": undone.verdict}) + anchor,
+                                status_code=303)
 
     async def graph(self, request: Request) -> Response:
         v = self.view()
@@ -303,7 +335,11 @@ class WebApp:
         lo, hi = wilson_interval(correct, correct + wrong)
         estimate = {"judged": len(verdicts), "correct": correct, "wrong": wrong,
                     "precision": correct / (correct + wrong) if correct + wrong else None, "low": lo, "high": hi}
-        return self.render(request, "queue.html", view=v, e=e, m=m, pieces=highlight(m) if m else [],
+        via = None
+        if e is not None and m is not None and m not in e.mentions:
+            via = next((x for x in v.instance_edges(e) if m in x.mentions), None)
+        return self.render(request, "queue.html", view=v, e=e, m=m, pieces=highlight(m) if m else [], via=via,
+                           snapshot=snapshot_note(m) if m else None, undone=request.query_params.get("undone"),
                            revision=revision_url(m) if m else None, left=len(todo), total=len(v.edges),
                            estimate=estimate, judge=request.query_params.get("judge", ""),
                            saved=request.query_params.get("saved"), seed=self.s.queue_seed)
@@ -572,6 +608,7 @@ def create_app(cfg: Config, *, kg: str | None = None, store: str | None = None, 
         Route("/concept/{qid}", w.concept),
         Route("/edge/{edge_id}", w.edge),
         Route("/edge/{edge_id}/judge", w.judge, methods=["POST"]),
+        Route("/judgements/undo", w.undo, methods=["POST"]),
         Route("/graph/{qid}", w.graph),
         Route("/api/graph/{qid}", w.api_graph),
         Route("/paths", w.paths),

@@ -99,7 +99,7 @@ def test_edge_page_highlights_spans_and_shows_provenance(client):
     assert "https://en.wikipedia.org/w/index.php?oldid=1001" in html
     assert "What did The undersea megathrust earthquake cause?" in html
     assert "models/causal-qa" in html and "linker candidates" in html
-    assert html.count('class="mention"') == 2
+    assert html.count('<section class="mention') == 2
 
 
 def test_lifted_edge_shows_the_instance_edges_and_their_sentences(client):

@@ -161,3 +161,99 @@ def test_concept_edge_path_and_search_pages_have_a_json_form(client):
     assert s["results"][0]["qid"] == "Q7944"
     assert client.get("/concept/Q1", params={"format": "json"}).status_code == 404
     assert client.get("/paths", params={"from": "zzzz", "to": "death", "format": "json"}).status_code == 404
+
+
+# --- honest evidence -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def odd_client(kg_project, tmp_path):
+    """The fixture KG with invented edge cases written into a copy of its pairs file: a mention
+    on a revision id the bundled snapshot assigned, the same sentence twice on one edge (a second
+    extractor), and an infobox field as evidence."""
+    _, cfg = kg_project
+    kg = tmp_path / "kg"
+    kg.mkdir()
+    src = Path(cfg.path("paths.data")) / "kg" / "causal_kg_pairs.jsonl"
+    edges = {x["edge_id"]: x for x in map(json.loads, src.read_text(encoding="utf-8").splitlines())}
+    quake = edges["Q7944_Q8070"]
+    quake["mentions"][0]["revision_id"] = 3_000_000_012
+    twin = json.loads(json.dumps(quake["mentions"][0]))
+    twin.update({"mention_id": "0000000000000000twin", "extractor": "patterns", "score": 0.5})
+    quake["mentions"].append(twin)
+    box = edges["Q7692360_Q8070"]["mentions"][0]
+    box.update({"source": "wikipedia_infobox", "sentence": {"text": "effects = tsunamis", "start": 0, "end": 18,
+                                                            "section": None}})
+    box["effect"].update({"text": "tsunamis", "start": 10, "end": 18})
+    box["cause"].update({"text": "Krakatoa", "start": 0, "end": 8})
+    (kg / "causal_kg_pairs.jsonl").write_text("".join(json.dumps(x) + "\n" for x in edges.values()), encoding="utf-8")
+    with TestClient(create_app(cfg, kg=str(kg), judgements=str(tmp_path / "j.jsonl"))) as c:
+        c.judgements = tmp_path / "j.jsonl"
+        yield c
+
+
+def test_a_snapshot_revision_links_the_page_not_a_revision(odd_client):
+    html = odd_client.get("/edge/Q7944_Q8070").text
+    assert "oldid=3000000012" not in html and "bundled snapshot page, not a Wikipedia revision" in html
+    assert 'href="https://en.wikipedia.org/wiki/2004_Indian_Ocean_earthquake"' in html
+    ev = odd_client.get("/edge/Q7944_Q8070", params={"format": "json"}).json()["evidence"]
+    first = next(x for x in ev if x["revision_id"] == 3_000_000_012)
+    assert first["snapshot_revision"] is True and first["revision_url"] is None
+
+
+def test_the_same_sentence_twice_on_one_edge_is_shown_once(odd_client):
+    html = odd_client.get("/edge/Q7944_Q8070").text
+    assert html.count('<section class="mention') == 2 and 'Evidence <span class="n">2</span>' in html
+    assert "the same text 1 more time on this edge (patterns, qa), shown once" in html
+    ev = odd_client.get("/edge/Q7944_Q8070", params={"format": "json"}).json()["evidence"]
+    assert ev[0]["duplicates"] == ["0000000000000000twin"] and ev[0]["extractors"] == ["patterns", "qa"]
+
+
+def test_an_infobox_field_is_shown_and_judged_as_a_field(odd_client):
+    html = odd_client.get("/edge/Q7692360_Q8070").text
+    assert '<section class="mention infobox"' in html and '<code class="field">effects</code>' in html
+    assert "Does this infobox field say that" in html and "Does this sentence say" not in html
+    ev = odd_client.get("/edge/Q7692360_Q8070", params={"format": "json"}).json()["evidence"][0]
+    assert (ev["kind"], ev["field"]) == ("infobox", "effects")
+
+
+def test_a_lifted_class_edge_is_judged_through_its_instance_claim(client):
+    html = client.get("/edge/Q750215_Q4").text
+    q = html.split('<span class="question">')[1].split("</span></span>")[0]
+    assert "<b>September 11 attack</b> caused <b>death</b>" in q and "so <b>mass murder</b> can cause <b>death</b>" in q
+    mention = client.get("/edge/Q750215_Q4", params={"format": "json"}).json()["evidence"][0]["mention_id"]
+    assert _judge(client, "Q750215_Q4", mention, "correct").status_code == 201
+    [line] = [json.loads(x) for x in client.judgements.read_text(encoding="utf-8").splitlines()]
+    assert (line["cause"], line["effect"], line["via_edge"]) == ("Q750215", "Q4", "Q10806_Q4")
+    # an instance edge's own sentence is asked plainly
+    assert "so <b>" not in client.get("/edge/Q10806_Q4").text
+
+
+def test_undo_takes_back_ones_last_judgement(client):
+    from causalkg.evaluation.wikicausal.human import edge_verdicts
+    from causalkg.web.judgements import read_judgements
+
+    mention = client.get("/edge/Q7944_Q8070", params={"format": "json"}).json()["evidence"][0]["mention_id"]
+    r = client.post("/edge/Q7944_Q8070/judge", data={"mention_id": mention, "verdict": "correct", "judge": "Ada"},
+                    follow_redirects=False)
+    page = client.get(r.headers["location"]).text
+    assert 'action="/judgements/undo"' in page and 'name="judge" value="Ada"' in page.split("form class=\"undo\"")[1]
+    _judge(client, "Q7944_Q8070", mention, "wrong")
+    # undo the "wrong": "correct" is back in force
+    r = client.post("/judgements/undo", data={"judge": "Ada"}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/edge/Q7944_Q8070?")
+    assert "Undone: your wrong is taken back" in client.get(r.headers["location"]).text
+    lines, _ = read_judgements(client.judgements)
+    assert [(j.verdict, j.source) for j in lines] == [("correct", "edge"), ("wrong", "edge"), ("correct", "undo")]
+    assert edge_verdicts(lines) == {("Q7944", "Q8070"): "correct"}
+    # one step only
+    r = client.post("/judgements/undo", data={"judge": "Ada"}, headers={"Accept": "application/json"})
+    assert r.status_code == 409 and "nothing to undo" in r.json()["error"]
+    # a first verdict undone leaves none: the edge is unjudged again
+    _judge(client, "Q7944_Q4", client.get("/edge/Q7944_Q4?format=json").json()["evidence"][0]["mention_id"], "wrong", "Bo")
+    assert client.post("/judgements/undo", data={"judge": "Bo"}, headers={"Accept": "application/json"}).json()[
+        "recorded"]["verdict"] == "withdrawn"
+    lines, _ = read_judgements(client.judgements)
+    assert ("Q7944", "Q4") not in edge_verdicts(lines)
+    assert client.get("/edges", params={"format": "json", "judged": "yes"}).json()["total"] == 1
+    assert client.post("/judgements/undo", data={"judge": "Nobody"}).status_code == 409
