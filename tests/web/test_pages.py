@@ -257,3 +257,44 @@ def test_undo_takes_back_ones_last_judgement(client):
     assert ("Q7944", "Q4") not in edge_verdicts(lines)
     assert client.get("/edges", params={"format": "json", "judged": "yes"}).json()["total"] == 1
     assert client.post("/judgements/undo", data={"judge": "Nobody"}).status_code == 409
+
+
+# --- paths -------------------------------------------------------------------------------------
+
+
+def _invented_edge(c: str, e: str, n: int, sentence: str) -> dict:
+    mention = {"mention_id": f"m{c}{e}", "doc_id": "1", "title": "Invented page",
+               "sentence": {"text": sentence, "start": 0, "end": len(sentence)},
+               "cause": {"text": c, "start": 0, "end": 1, "qid": c, "kind": "class", "link_score": 1.0},
+               "effect": {"text": e, "start": 0, "end": 1, "qid": e, "kind": "class", "link_score": 1.0},
+               "score": 0.9, "extractor": "qa"}
+    return {"cause": {"label": f"c{c}", "id": [c]}, "effect": {"label": f"c{e}", "id": [e]}, "edge_id": f"{c}_{e}",
+            "level": "class", "cause_kind": "class", "effect_kind": "class",
+            "support": {"sentences": n, "documents": 1, "mentions": 1, "direct_mentions": 1},
+            "score": {"best": 0.9, "mean": 0.9}, "link_score": {"best": 1.0, "mean": 1.0}, "mentions": [mention]}
+
+
+def test_paths_shortest_and_best_supported_are_distinct_lists_with_each_hops_sentence(kg_project, tmp_path):
+    _, cfg = kg_project
+    kg = tmp_path / "kg"
+    kg.mkdir()
+    # invented: Q1 -> Q4 directly on one sentence; Q1 -> Q2 -> Q3 -> Q4 on ten sentences each
+    edges = [_invented_edge("Q1", "Q4", 1, "One says Q1 led to Q4."),
+             _invented_edge("Q1", "Q2", 10, "Ten say Q1 led to Q2."),
+             _invented_edge("Q2", "Q3", 10, "Ten say Q2 led to Q3."),
+             _invented_edge("Q3", "Q4", 10, "Ten say Q3 led to Q4.")]
+    (kg / "causal_kg_pairs.jsonl").write_text("".join(json.dumps(x) + "\n" for x in edges), encoding="utf-8")
+    with TestClient(create_app(cfg, kg=str(kg), judgements=str(tmp_path / "j.jsonl"))) as c:
+        html = c.get("/paths", params={"from": "Q1", "to": "Q4"}).text
+        shortest = html.split("<h2>Shortest</h2>")[1].split("</section>")[0]
+        best = html.split("<h2>Best supported</h2>")[1].split("</section>")[0]
+        assert shortest.index("/edge/Q1_Q4") < shortest.index("/edge/Q1_Q2")
+        assert best.index("/edge/Q1_Q2") < best.index("/edge/Q1_Q4")
+        first_best = best.split('<li class="path">')[1]
+        assert [x.split("</q>")[0] for x in first_best.split('<q class="hop-evidence">')[1:]] == [
+            "Ten say Q1 led to Q2.", "Ten say Q2 led to Q3.", "Ten say Q3 led to Q4."]
+        data = c.get("/paths", params={"from": "Q1", "to": "Q4", "format": "json"}).json()
+        assert data["same"] is False
+        assert [x["edge_id"] for x in data["best_supported"][0]["edges"]] == ["Q1_Q2", "Q2_Q3", "Q3_Q4"]
+        assert data["best_supported"][0]["edges"][1]["evidence"]["text"] == "Ten say Q2 led to Q3."
+        assert data["shortest"][0]["steps"] == 1 and data["shortest"][0]["weakest"] == 1
