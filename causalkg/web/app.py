@@ -278,14 +278,16 @@ class WebApp:
         node = v.node(request.path_params["qid"])
         if node is None:
             return self.error_page(request, 404, "Concept not found", f"{request.path_params['qid']} is not a concept of this KG.")
-        return self.render(request, "graph.html", view=v, node=node)
+        return self.render(request, "graph.html", view=v, node=node, levels=LEVELS)
 
     async def api_graph(self, request: Request) -> Response:
         v = self.view()
         qid = request.path_params["qid"]
         if v.node(qid) is None:
             return JSONResponse({"error": f"{qid} is not a concept of this KG"}, status_code=404)
-        return JSONResponse(v.graph_elements(qid, min_support=_int_param(request, "min_support", 0, 0, 1_000_000)))
+        level = request.query_params.get("level", "")
+        return JSONResponse(v.graph_elements(qid, min_support=_int_param(request, "min_support", 0, 0, 1_000_000),
+                                             level=level if level in LEVELS else ""))
 
     async def paths(self, request: Request) -> Response:
         v = self.view()

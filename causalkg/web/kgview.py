@@ -292,15 +292,15 @@ class KGView:
             out.append(e)
         return sorted(out, key=edge_rank)
 
-    def graph_elements(self, qid: str, *, min_support: int = 0, limit: int = 60) -> dict[str, Any]:
+    def graph_elements(self, qid: str, *, min_support: int = 0, level: str = "", limit: int = 60) -> dict[str, Any]:
         """Cytoscape elements of a concept's neighbourhood (one step both ways, the
-        best-supported ``limit`` edges): nodes with label, kind and role (center, cause,
-        effect), edges with support."""
+        best-supported ``limit`` edges, of ``level`` when given): nodes with label, kind and
+        role (center, cause, effect), edges with support, level and Base KG confirmation."""
         centre = self.node(qid)
         if centre is None:
             return {"nodes": [], "edges": []}
-        edges = (self.neighbours(qid, "causes", min_support=min_support)
-                 + self.neighbours(qid, "effects", min_support=min_support))
+        edges = (self.neighbours(qid, "causes", min_support=min_support, level=level)
+                 + self.neighbours(qid, "effects", min_support=min_support, level=level))
         edges = sorted({e.edge_id: e for e in edges}.values(), key=edge_rank)[:limit]
         nodes = {qid: self._node_element(centre, "center")}
         for e in edges:
@@ -316,7 +316,8 @@ class KGView:
 
     @staticmethod
     def _node_element(n: Node, role: str) -> dict[str, Any]:
-        return {"data": {"id": n.qid, "label": n.label, "kind": n.kind, "role": role, "degree": n.degree}}
+        return {"data": {"id": n.qid, "label": n.label, "kind": n.kind, "role": role, "degree": n.degree,
+                         "description": n.description}}
 
     # --- paths -----------------------------------------------------------------------------
 

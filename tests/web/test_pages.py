@@ -298,3 +298,32 @@ def test_paths_shortest_and_best_supported_are_distinct_lists_with_each_hops_sen
         assert [x["edge_id"] for x in data["best_supported"][0]["edges"]] == ["Q1_Q2", "Q2_Q3", "Q3_Q4"]
         assert data["best_supported"][0]["edges"][1]["evidence"]["text"] == "Ten say Q2 led to Q3."
         assert data["shortest"][0]["steps"] == 1 and data["shortest"][0]["weakest"] == 1
+
+
+# --- the graph view ------------------------------------------------------------------------------
+
+
+def test_graph_page_loads_the_vendored_layout_with_licences_and_a_legend(client):
+    html = client.get("/graph/Q8070").text
+    static = Path(__file__).resolve().parents[2] / "causalkg" / "web" / "static"
+    for name, script in (("cytoscape", "cytoscape.min.js"), ("layout-base", "layout-base.js"),
+                         ("cose-base", "cose-base.js"), ("cytoscape-fcose", "cytoscape-fcose.js")):
+        assert f"/static/vendor/{name}/{script}" in html
+        assert client.get(f"/static/vendor/{name}/{script}").status_code == 200
+        assert "MIT" in (static / "vendor" / name / "LICENSE").read_text(encoding="utf-8") + \
+            (static / "vendor" / name / "SOURCE.md").read_text(encoding="utf-8")
+    # dependencies first: fcose needs cose-base, which needs layout-base
+    assert html.index("layout-base.js") < html.index("cose-base.js") < html.index("cytoscape-fcose.js")
+    assert "http://" not in html.split("<body>")[0].replace("http://www.w3.org", "") and "https://" not in html.split("<body>")[0]
+    legend = html.split('<dl class="legend"')[1].split("</dl>")[0]
+    for words in ("this concept", "a cause", "an effect", "a class", "an instance", "thick border", "green", "grey"):
+        assert words in legend
+    assert 'id="export-png"' in html and 'id="export-svg"' in html and 'id="evidence-panel"' in html
+
+
+def test_graph_api_filters_by_level_and_support(client):
+    data = client.get("/api/graph/Q7944", params={"level": "class", "min_support": 2}).json()
+    assert [e["data"]["id"] for e in data["edges"]] == ["Q7944_Q8070"]
+    data = client.get("/api/graph/Q4", params={"level": "mixed"}).json()
+    assert {e["data"]["id"] for e in data["edges"]} == {"Q10806_Q4"}
+    assert len(client.get("/api/graph/Q4", params={"level": "bogus"}).json()["edges"]) == 5
