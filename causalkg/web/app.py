@@ -144,14 +144,16 @@ class WebApp:
         q = request.query_params.get("q", "")
         v = self.view()
         results = v.search(q, limit=50) if q.strip() else []
+        described = [v.describe(n) for n in results]
         if _page_format(request) == "json":
-            return JSONResponse({"query": q, "results": [n.to_json() for n in results]})
-        return self.render(request, "search.html", q=q, results=results, view=v)
+            return JSONResponse({"query": q, "results": described})
+        return self.render(request, "search.html", q=q, results=described, view=v)
 
     async def api_search(self, request: Request) -> Response:
         q = request.query_params.get("q", "")
         limit = _int_param(request, "limit", 10, 1, 50)
-        return JSONResponse({"query": q, "results": [n.to_json() for n in self.view().search(q, limit=limit)]})
+        v = self.view()
+        return JSONResponse({"query": q, "results": [v.describe(n) for n in v.search(q, limit=limit)]})
 
     async def concept(self, request: Request) -> Response:
         qid = request.path_params["qid"]
@@ -171,11 +173,12 @@ class WebApp:
         causes = v.neighbours(qid, "causes", **filters)
         effects = v.neighbours(qid, "effects", **filters)
         if _page_format(request) == "json":
-            return JSONResponse({**node.to_json(), "aliases": node.aliases, "wikidata": node.wikidata_url,
+            return JSONResponse({**v.describe(node), "wikidata": node.wikidata_url,
                                  "wikipedia": node.wikipedia_url(v.url_base), "filters": filters,
                                  "causes": [edge_summary(v, e) for e in causes],
                                  "effects": [edge_summary(v, e) for e in effects]})
         return self.render(request, "concept.html", view=v, node=node, causes=causes, effects=effects,
+                           about=v.describe(node),
                            filters=filters, levels=LEVELS, extractors=v.all_extractors(),
                            wikipedia=node.wikipedia_url(v.url_base))
 

@@ -42,6 +42,7 @@ class Node:
     enwiki_title: str | None = None
     out_degree: int = 0
     in_degree: int = 0
+    classes: list[str] = field(default_factory=list)  # P31 of an instance, else P279 (QIDs)
 
     @property
     def degree(self) -> int:
@@ -177,7 +178,9 @@ class KGView:
         self.in_edges: dict[str, list[str]] = {}
         self.nodes: dict[str, Node] = {}
         for c in concepts.values():
-            self.nodes[c.id] = Node(c.id, c.label or c.id, c.kind, list(c.aliases), c.description, c.enwiki_title)
+            self.nodes[c.id] = Node(c.id, c.label or c.id, c.kind, list(c.aliases), c.description, c.enwiki_title,
+                                    classes=list(c.instance_of if c.kind == "instance" else c.subclass_of)
+                                    or list(c.instance_of) or list(c.subclass_of))
         for e in self.edges.values():
             for qid, label, kind in ((e.cause.id[0], e.cause.label, e.cause_kind),
                                      (e.effect.id[0], e.effect.label, e.effect_kind)):
@@ -189,6 +192,9 @@ class KGView:
             self.nodes[e.effect.id[0]].in_degree += 1
         self._search_keys = [(n, [n.label.casefold(), *(a.casefold() for a in n.aliases)])
                              for n in self.nodes.values()]
+        self._by_label: dict[str, list[str]] = {}
+        for n in self.nodes.values():
+            self._by_label.setdefault(n.label.casefold(), []).append(n.qid)
 
     # --- lookups ---------------------------------------------------------------------------
 
@@ -241,6 +247,20 @@ class KGView:
 
     def find_mention(self, e: KGEdge, mention_id: str) -> KGMention | None:
         return next((m for m in self.all_mentions(e) if m.mention_id == mention_id), None)
+
+    def describe(self, n: Node) -> dict[str, Any]:
+        """A concept as search results give it: ``to_json`` with its aliases, its classes
+        (instance of, or subclass of) with labels, ``same_label`` (how many other concepts
+        carry its label) and ``hint``, one line that tells it apart: the Wikidata description
+        when the concepts file has one, else its kind and classes."""
+        classes = [{"qid": q, "label": self.nodes[q].label if q in self.nodes else q} for q in n.classes]
+        if n.description:
+            hint = n.description
+        else:
+            rel = "instance of" if n.kind == "instance" else "subclass of"
+            hint = n.kind + (f", {rel} " + ", ".join(c["label"] for c in classes) if classes else "")
+        same = len(self._by_label.get(n.label.casefold(), ())) - 1
+        return {**n.to_json(), "aliases": n.aliases, "classes": classes, "same_label": same, "hint": hint}
 
     # --- search ----------------------------------------------------------------------------
 

@@ -43,7 +43,9 @@ def test_search_api_ranks_label_matches_and_shows_kind_qid_degree(client):
     assert r.status_code == 200
     results = r.json()["results"]
     assert results[0] == {"qid": "Q7944", "label": "earthquake", "kind": "class", "degree": 3, "causes": 0,
-                          "effects": 3, "description": None}
+                          "effects": 3, "description": None,
+                          "aliases": ["earthquakes", "quake", "temblor", "earth quake", "tremor"], "classes": [],
+                          "same_label": 0, "hint": "class"}
     assert "Q130754" in [x["qid"] for x in results]  # 2004 Indian Ocean earthquake: a word prefix
     # an alias, a prefix, a QID
     assert client.get("/api/search", params={"q": "temblor"}).json()["results"][0]["qid"] == "Q7944"

@@ -327,3 +327,43 @@ def test_graph_api_filters_by_level_and_support(client):
     data = client.get("/api/graph/Q4", params={"level": "mixed"}).json()
     assert {e["data"]["id"] for e in data["edges"]} == {"Q10806_Q4"}
     assert len(client.get("/api/graph/Q4", params={"level": "bogus"}).json()["edges"]) == 5
+
+
+# --- search and concept pages --------------------------------------------------------------------
+
+
+def test_search_tells_same_label_concepts_apart_and_shows_descriptions(kg_project, tmp_path):
+    from causalkg.core.contracts import Concept
+
+    _, cfg = kg_project
+    data = tmp_path / "data"
+    (data / "wikidata").mkdir(parents=True)
+    (data / "kg").mkdir()
+    src = Path(cfg.path("paths.data"))
+    (data / "kg" / "causal_kg_pairs.jsonl").write_bytes((src / "kg" / "causal_kg_pairs.jsonl").read_bytes())
+    concepts = [json.loads(x) for x in (src / "wikidata" / "concepts.jsonl").read_text(encoding="utf-8").splitlines()]
+    # invented: two concepts with one label (as the corpus can hold), one with a Wikidata
+    # description, the other only with its class
+    concepts.append(Concept(id="Q900001", kind="instance", label="Great Hanshin earthquake", instance_of=["Q7944"],
+                            description="earthquake in Japan in 1995", aliases=["Kobe earthquake"]).model_dump())
+    concepts.append(Concept(id="Q900002", kind="instance", label="Great Hanshin earthquake",
+                            instance_of=["Q7944"]).model_dump())
+    (data / "wikidata" / "concepts.jsonl").write_text("".join(json.dumps(c) + "\n" for c in concepts), encoding="utf-8")
+    from causalkg.core.config import load_config
+
+    cfg2 = load_config(search_cwd=False, overrides={"paths.data": str(data)})
+    with TestClient(create_app(cfg2, judgements=str(tmp_path / "j.jsonl"))) as c:
+        results = c.get("/api/search", params={"q": "great hanshin"}).json()["results"]
+        by_qid = {r["qid"]: r for r in results}
+        assert set(by_qid) == {"Q900001", "Q900002"}
+        assert by_qid["Q900001"]["hint"] == "earthquake in Japan in 1995"
+        assert by_qid["Q900002"]["hint"] == "instance, instance of earthquake"
+        assert by_qid["Q900001"]["same_label"] == 1 and by_qid["Q900001"]["aliases"] == ["Kobe earthquake"]
+        assert by_qid["Q900002"]["classes"] == [{"qid": "Q7944", "label": "earthquake"}]
+        html = c.get("/search", params={"q": "great hanshin"}).text
+        assert "earthquake in Japan in 1995" in html and "instance, instance of earthquake" in html
+        assert html.count("same name as 1 other") == 2 and "also: Kobe earthquake" in html
+        assert c.get("/api/search", params={"q": "kobe"}).json()["results"][0]["qid"] == "Q900001"
+        page = c.get("/concept/Q900001").text
+        assert "earthquake in Japan in 1995" in page and 'href="/concept/Q7944">earthquake</a>' in page
+        assert "1 other concept named “Great Hanshin earthquake”" in page and "Kobe earthquake" in page
