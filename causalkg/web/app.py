@@ -352,11 +352,22 @@ class WebApp:
     async def report(self, request: Request) -> Response:
         root = _data(self.s.cfg) / "eval"
         md = root / "report.md"
+        # The server's own paths are not shown to whoever reads the page: the file is named
+        # relative to the data folder (paths.data), which is what the commands write into.
+        shown = "eval/report.md under the data folder (paths.data, data/ by default)"
         if not md.is_file():
-            return self.error_page(request, 404, "No evaluation report", f"there is no report at {md}.",
-                                   "run make eval (causalkg eval report)")
+            if _wants_json(request):
+                return JSONResponse({"error": "no evaluation report yet",
+                                     "hint": "run make eval, or causalkg eval report, then reload"}, status_code=404)
+            return self.render(request, "report.html", status=404, body=None, path=shown, kg_ready=self._kg_ready())
         html = render_markdown(md.read_text(encoding="utf-8"), "/report/files/")
-        return self.render(request, "report.html", body=html, path=str(md))
+        return self.render(request, "report.html", body=html, path=shown)
+
+    def _kg_ready(self) -> bool:
+        try:
+            return len(self.view()) > 0
+        except CausalKGError:
+            return False
 
     async def report_file(self, request: Request) -> Response:
         # The requested name is looked up in a listing of the report's folder: it never becomes a path.

@@ -367,3 +367,17 @@ def test_search_tells_same_label_concepts_apart_and_shows_descriptions(kg_projec
         page = c.get("/concept/Q900001").text
         assert "earthquake in Japan in 1995" in page and 'href="/concept/Q7944">earthquake</a>' in page
         assert "1 other concept named “Great Hanshin earthquake”" in page and "Kobe earthquake" in page
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+
+def test_a_missing_report_says_how_to_make_it_without_the_servers_paths(client, kg_project):
+    root, _ = kg_project
+    r = client.get("/report")
+    assert r.status_code == 404
+    assert "No evaluation report yet" in r.text and "make eval" in r.text and "causalkg eval report" in r.text
+    assert str(root) not in r.text and "/tmp" not in r.text
+    assert "The KG it needs is in place" in r.text
+    j = client.get("/report", params={"format": "json"})
+    assert j.status_code == 404 and "causalkg eval report" in j.json()["hint"] and str(root) not in j.text
