@@ -381,3 +381,25 @@ def test_a_missing_report_says_how_to_make_it_without_the_servers_paths(client, 
     assert "The KG it needs is in place" in r.text
     j = client.get("/report", params={"format": "json"})
     assert j.status_code == 404 and "causalkg eval report" in j.json()["hint"] and str(root) not in j.text
+
+
+def test_the_queue_asks_a_lifted_edge_through_its_instance_claim_and_can_undo(client):
+    from causalkg.web.judgements import append, make_judgement
+    from causalkg.web.kgview import load_view
+
+    v = load_view(client.app.state.web.s.cfg)
+    # every edge judged but mass murder -> death, which the queue then hands out
+    for e in v.edges.values():
+        if e.edge_id != "Q750215_Q4":
+            append(client.judgements, make_judgement(e, None, "correct", "Earlier"))
+    html = client.get("/queue", params={"judge": "Ada"}).text
+    assert "<b>September 11 attack</b> caused <b>death</b>" in html and "so <b>mass murder</b> can cause <b>death</b>" in html
+    mention = v.edges["Q10806_Q4"].mentions[0].mention_id
+    r = client.post("/edge/Q750215_Q4/judge", data={"mention_id": mention, "verdict": "wrong", "judge": "Ada",
+                                                    "from": "queue"}, follow_redirects=False)
+    page = client.get(r.headers["location"]).text
+    assert "Every edge has been judged" in page and 'action="/judgements/undo"' in page
+    r = client.post("/judgements/undo", data={"judge": "Ada", "from": "queue"}, follow_redirects=False)
+    assert r.headers["location"].startswith("/queue?")
+    page = client.get(r.headers["location"]).text
+    assert "Undone: your wrong is taken back" in page and "so <b>mass murder</b>" in page
