@@ -276,22 +276,15 @@ class EdgeTable:
         return buf.getvalue()
 
 
-def _sort_key(sort: str):
-    col = sort.lstrip("-")
-
-    def key(item: tuple[int, Row]) -> Any:
-        rank, row = item
-        e = row.edge
-        value: Any = {
-            "cause": (e.cause.label or e.cause.id[0]).casefold(),
-            "effect": (e.effect.label or e.effect.id[0]).casefold(),
-            "level": LEVELS.index(e.level) if e.level in LEVELS else len(LEVELS),
-            "sentences": e.support.sentences, "documents": e.support.documents, "score": e.score.best,
-            "confidence": -1.0 if e.confidence is None else e.confidence,
-        }[col]
-        return value
-
-    return key
+_SORT_VALUES = {
+    "cause": lambda e: (e.cause.label or e.cause.id[0]).casefold(),
+    "effect": lambda e: (e.effect.label or e.effect.id[0]).casefold(),
+    "level": lambda e: LEVELS.index(e.level) if e.level in LEVELS else len(LEVELS),
+    "sentences": lambda e: e.support.sentences,
+    "documents": lambda e: e.support.documents,
+    "score": lambda e: e.score.best,
+    "confidence": lambda e: -1.0 if e.confidence is None else e.confidence,
+}
 
 
 def edge_table(view: KGView, query: EdgeQuery, judged: Iterable[tuple[str, str]] = ()) -> EdgeTable:
@@ -336,13 +329,11 @@ def edge_table(view: KGView, query: EdgeQuery, judged: Iterable[tuple[str, str]]
         selected = set(query.filters.get(name, []))
         facets[name] = [FacetValue(v, counts[v], v in selected, query.toggle(name, v)) for v in keys]
 
+    ordered = [(row, shown) for _, row, shown, _ in matched]  # in rank order
     if query.sort:
-        items = sorted(((rank, row) for rank, row, _, _ in matched), key=lambda x: x[0])
-        ordered_ranks = [rank for rank, _ in sorted(items, key=_sort_key(query.sort), reverse=query.sort.startswith("-"))]
-        by_rank = {rank: (row, shown) for rank, row, shown, _ in matched}
-        ordered = [by_rank[r] for r in ordered_ranks]
-    else:
-        ordered = [(row, shown) for _, row, shown, _ in matched]
+        value = _SORT_VALUES[query.sort.lstrip("-")]
+        # a stable sort: ties keep the KG's rank order, both ways
+        ordered.sort(key=lambda item: value(item[0].edge), reverse=query.sort.startswith("-"))
     total = len(ordered)
     if query.size is None:
         pages, page_rows = 1, ordered
