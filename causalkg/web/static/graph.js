@@ -120,6 +120,15 @@
     panel.hidden = false;
     panel.innerHTML = "";
     var h = document.createElement("h2"); h.textContent = "Evidence"; panel.appendChild(h);
+    var close = document.createElement("button");
+    close.type = "button"; close.className = "secondary close"; close.textContent = "×";
+    close.setAttribute("aria-label", "close the evidence panel");
+    close.addEventListener("click", function () {
+      panel.hidden = true;
+      var cy = window.causalkgGraph;
+      if (cy) { cy.resize(); cy.fit(undefined, 30); }
+    });
+    h.appendChild(close);
     var wait = document.createElement("p"); wait.className = "note"; wait.textContent = "loading " + edgeId + " …";
     panel.appendChild(wait);
     fetch("/edge/" + encodeURIComponent(edgeId) + "?format=json", { headers: { Accept: "application/json" } })
@@ -219,6 +228,11 @@
         nodeRepulsion: 12000, packComponents: false, fit: true, padding: 30 };
       var layout = cy.layout(opts);
       layout.one("layoutstop", function () {
+        // a wide drawing in a tall box (a phone) is turned a quarter, so the labels stay large
+        var bb = cy.nodes().boundingBox();
+        if ((bb.w > bb.h) !== (cy.width() > cy.height()) && Math.max(bb.w, bb.h) > 1.3 * Math.min(bb.w, bb.h)) {
+          cy.nodes().positions(function (n) { var p = n.position(); return { x: p.y, y: p.x }; });
+        }
         separate(cy);
         cy.fit(undefined, 30);
         box.dataset.nodes = String(cy.nodes().length);
