@@ -409,4 +409,4 @@ class Judgement(Record):
     mention_id: str | None = None
     doc_id: str | None = None
     revision_id: int | None = None
-    source: str | None = None  # the page it was made on: edge | queue | api
+    source: str | None = None  # the page it was made on: edge | queue | api; undo for an undo line
