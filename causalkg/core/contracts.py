@@ -397,7 +397,7 @@ class Judgement(Record):
     cause: QID
     effect: QID
     sentence: str
-    verdict: Literal["correct", "wrong", "unsure"]
+    verdict: Literal["correct", "wrong", "unsure", "withdrawn"]  # withdrawn: an undo left no verdict
     judge: str
     time: str
     note: str = ""
@@ -409,4 +409,4 @@ class Judgement(Record):
     mention_id: str | None = None
     doc_id: str | None = None
     revision_id: int | None = None
-    source: str | None = None  # the page it was made on: edge | queue | api
+    source: str | None = None  # the page it was made on: edge | queue | api; undo for an undo line

@@ -36,8 +36,9 @@ from causalkg.core.contracts import is_qid
 from causalkg.core.errors import CausalKGError, ConfigError, SourceError
 from causalkg.kg.stats import best_mention
 from causalkg.web import judgements as J
+from causalkg.web.edgetable import FACETS, SORTS, EdgeQuery, edge_table
 from causalkg.web.examples import EXAMPLES, by_name
-from causalkg.web.kgview import LEVELS, KGView, KGViews, highlight, revision_url
+from causalkg.web.kgview import LEVELS, KGView, KGViews, highlight, revision_url, snapshot_note
 from causalkg.web.sparql import QueryError, SparqlResult, run_query, to_csv, to_json, to_ntriples, to_tsv
 
 log = logging.getLogger(__name__)
@@ -123,16 +124,36 @@ class WebApp:
         top = list(v.edges.values())[:10]
         return self.render(request, "home.html", view=v, levels=levels, top=top)
 
+    async def edges(self, request: Request) -> Response:
+        """Every edge as a table: facets, sort, search over the evidence, paging, CSV and JSON
+        of exactly the rows asked for (``causalkg.web.edgetable``)."""
+        v = self.view()
+        query = EdgeQuery.from_params(request.query_params)
+        judged, _ = J.read_judgements(self.judgements_file)
+        table = edge_table(v, query, J.judged_pairs(judged))
+        fmt = _page_format(request)
+        if fmt == "json":
+            return JSONResponse(table.to_json())
+        if fmt == "csv":
+            return Response(table.to_csv(), media_type="text/csv; charset=utf-8",
+                            headers={"Content-Disposition": 'attachment; filename="edges.csv"'})
+        return self.render(request, "edges.html", view=v, t=table, query=query, facet_titles=dict(FACETS),
+                           sorts=SORTS)
+
     async def search_page(self, request: Request) -> Response:
         q = request.query_params.get("q", "")
         v = self.view()
         results = v.search(q, limit=50) if q.strip() else []
-        return self.render(request, "search.html", q=q, results=results, view=v)
+        described = [v.describe(n) for n in results]
+        if _page_format(request) == "json":
+            return JSONResponse({"query": q, "results": described})
+        return self.render(request, "search.html", q=q, results=described, view=v)
 
     async def api_search(self, request: Request) -> Response:
         q = request.query_params.get("q", "")
         limit = _int_param(request, "limit", 10, 1, 50)
-        return JSONResponse({"query": q, "results": [n.to_json() for n in self.view().search(q, limit=limit)]})
+        v = self.view()
+        return JSONResponse({"query": q, "results": [v.describe(n) for n in v.search(q, limit=limit)]})
 
     async def concept(self, request: Request) -> Response:
         qid = request.path_params["qid"]
@@ -151,7 +172,13 @@ class WebApp:
         filters = {"level": level, "min_support": min_support, "extractor": extractor}
         causes = v.neighbours(qid, "causes", **filters)
         effects = v.neighbours(qid, "effects", **filters)
+        if _page_format(request) == "json":
+            return JSONResponse({**v.describe(node), "wikidata": node.wikidata_url,
+                                 "wikipedia": node.wikipedia_url(v.url_base), "filters": filters,
+                                 "causes": [edge_summary(v, e) for e in causes],
+                                 "effects": [edge_summary(v, e) for e in effects]})
         return self.render(request, "concept.html", view=v, node=node, causes=causes, effects=effects,
+                           about=v.describe(node),
                            filters=filters, levels=LEVELS, extractors=v.all_extractors(),
                            wikipedia=node.wikipedia_url(v.url_base))
 
@@ -164,17 +191,24 @@ class WebApp:
                                    "edges are named CAUSE_EFFECT by their QIDs, e.g. Q7944_Q8070")
         judged, stats = J.read_judgements(self.judgements_file)
         mine = J.for_edge(judged, e)
-        groups = [("", e, e.mentions)] + [(x.edge_id, x, x.mentions) for x in v.instance_edges(e)]
         rendered = []
-        for origin, owner, mentions in groups:
-            for m in mentions:
-                rendered.append({"m": m, "origin": owner if origin else None, "pieces": highlight(m),
-                                 "revision": revision_url(m),
-                                 "judgements": J.for_sentence(mine, e, m.sentence.text)})
+        for ev in v.evidence(e):
+            m = ev.mention
+            rendered.append({"m": m, "ev": ev, "origin": ev.origin, "pieces": highlight(m),
+                             "revision": revision_url(m), "snapshot": snapshot_note(m),
+                             "judgements": J.for_sentence(mine, e, m.sentence.text)})
         lifted_into = [v.edges[x] for x in e.lifted_to if x in v.edges]
+        if _page_format(request) == "json":
+            return JSONResponse({**edge_summary(v, e), "support": e.support.model_dump(mode="json"),
+                                 "score": e.score.model_dump(mode="json"),
+                                 "link_score": e.link_score.model_dump(mode="json"),
+                                 "lifted_from": [x.edge_id for x in v.instance_edges(e)],
+                                 "lifted_into": [x.edge_id for x in lifted_into],
+                                 "evidence": [evidence_json(r) for r in rendered]})
         return self.render(request, "edge.html", view=v, e=e, mentions=rendered, lifted_into=lifted_into,
                            confirmed=v.confirmed(e), instance_edges=v.instance_edges(e), edge_judgements=mine,
-                           message=request.query_params.get("saved"))
+                           message=request.query_params.get("saved"), undone=request.query_params.get("undone"),
+                           judge=request.query_params.get("judge", ""))
 
     async def judge(self, request: Request) -> Response:
         v = self.view()
@@ -195,8 +229,11 @@ class WebApp:
         if mention is None:
             return self.error_page(request, 400, "Unknown mention", "the sentence judged is not one of this edge's.")
         try:
+            via = next((x for x in v.instance_edges(e) if any(m.mention_id == mention.mention_id for m in x.mentions)),
+                       None) if not any(m.mention_id == mention.mention_id for m in e.mentions) else None
             j = J.make_judgement(e, mention, str(form.get("verdict", "")), str(form.get("judge", "")),
-                                 str(form.get("note", "")), source="queue" if form.get("from") == "queue" else "edge")
+                                 str(form.get("note", "")), source="queue" if form.get("from") == "queue" else "edge",
+                                 via=via)
         except ConfigError as exc:
             return self.error_page(request, 400, "Not recorded", exc.message)
         J.append(self.judgements_file, j)
@@ -211,19 +248,49 @@ class WebApp:
             response.set_cookie(TOKEN_COOKIE, str(form.get("token")), httponly=True, samesite="strict")
         return response
 
+    async def undo(self, request: Request) -> Response:
+        """Take back the judge's last judgement (``judgements.undo_last``: a line is appended)."""
+        if not self.can_judge():
+            return self.error_page(request, 403, "Read-only server",
+                                   "this server is read-only: judgements are not accepted.")
+        if not _same_origin(request):
+            return self.error_page(request, 403, "Refused", "an undo must be posted from this site's own pages.")
+        form = await request.form()
+        if not self._token_ok(request, str(form.get("token", ""))):
+            return self.error_page(request, 403, "Token needed", "this server needs its token to change judgements.",
+                                   "ask the person serving the KG for it")
+        try:
+            undo, undone = J.undo_last(self.judgements_file, str(form.get("judge", "")))
+        except ConfigError as exc:
+            return self.error_page(request, 409 if "nothing to undo" in exc.message else 400, "Nothing undone",
+                                   exc.message)
+        if _wants_json(request):
+            return JSONResponse({"recorded": undo.model_dump(mode="json"), "undone": undone.model_dump(mode="json")},
+                                status_code=201)
+        if form.get("from") == "queue":
+            return RedirectResponse("/queue?" + urlencode({"judge": undo.judge, "undone": undone.verdict}),
+                                    status_code=303)
+        target = undone.edge_id if undone.edge_id in self.view().edges else None
+        where = f"/edge/{target}?" if target else "/queue?"
+        anchor = f"#m-{undone.mention_id}" if target and undone.mention_id else ""
+        return RedirectResponse(where + urlencode({"judge": undo.judge, "undone": undone.verdict}) + anchor,
+                                status_code=303)
+
     async def graph(self, request: Request) -> Response:
         v = self.view()
         node = v.node(request.path_params["qid"])
         if node is None:
             return self.error_page(request, 404, "Concept not found", f"{request.path_params['qid']} is not a concept of this KG.")
-        return self.render(request, "graph.html", view=v, node=node)
+        return self.render(request, "graph.html", view=v, node=node, levels=LEVELS)
 
     async def api_graph(self, request: Request) -> Response:
         v = self.view()
         qid = request.path_params["qid"]
         if v.node(qid) is None:
             return JSONResponse({"error": f"{qid} is not a concept of this KG"}, status_code=404)
-        return JSONResponse(v.graph_elements(qid, min_support=_int_param(request, "min_support", 0, 0, 1_000_000)))
+        level = request.query_params.get("level", "")
+        return JSONResponse(v.graph_elements(qid, min_support=_int_param(request, "min_support", 0, 0, 1_000_000),
+                                             level=level if level in LEVELS else ""))
 
     async def paths(self, request: Request) -> Response:
         v = self.view()
@@ -231,7 +298,21 @@ class WebApp:
         b = request.query_params.get("to", "").strip()
         source, target = self._resolve(v, a), self._resolve(v, b)
         found = v.paths(source.qid, target.qid) if source and target else None
-        return self.render(request, "paths.html", view=v, a=a, b=b, source=source, target=target, found=found)
+        hops = {e.edge_id: v.best_evidence(e) for ps in (found or {}).values() for p in ps for e in p}
+        same = bool(found) and _path_ids(found["shortest"]) == _path_ids(found["best_supported"])
+        if _page_format(request) == "json":
+            def path_json(p: list) -> dict[str, Any]:
+                return {"steps": len(p), "weakest": min(e.support.sentences for e in p),
+                        "cost": round(sum(1.0 / max(1, e.support.sentences) for e in p), 4),
+                        "edges": [{**edge_summary(v, e), "evidence": _hop_json(hops.get(e.edge_id))} for e in p]}
+
+            return JSONResponse({"from": source.to_json() if source else None, "to": target.to_json() if target else None,
+                                 "query": {"from": a, "to": b}, "same": same,
+                                 "shortest": [path_json(p) for p in (found or {}).get("shortest", [])],
+                                 "best_supported": [path_json(p) for p in (found or {}).get("best_supported", [])]},
+                                status_code=200 if (not a or source) and (not b or target) else 404)
+        return self.render(request, "paths.html", view=v, a=a, b=b, source=source, target=target, found=found,
+                           hops=hops, same=same)
 
     @staticmethod
     def _resolve(v: KGView, text: str):
@@ -259,7 +340,11 @@ class WebApp:
         lo, hi = wilson_interval(correct, correct + wrong)
         estimate = {"judged": len(verdicts), "correct": correct, "wrong": wrong,
                     "precision": correct / (correct + wrong) if correct + wrong else None, "low": lo, "high": hi}
-        return self.render(request, "queue.html", view=v, e=e, m=m, pieces=highlight(m) if m else [],
+        via = None
+        if e is not None and m is not None and m not in e.mentions:
+            via = next((x for x in v.instance_edges(e) if m in x.mentions), None)
+        return self.render(request, "queue.html", view=v, e=e, m=m, pieces=highlight(m) if m else [], via=via,
+                           snapshot=snapshot_note(m) if m else None, undone=request.query_params.get("undone"),
                            revision=revision_url(m) if m else None, left=len(todo), total=len(v.edges),
                            estimate=estimate, judge=request.query_params.get("judge", ""),
                            saved=request.query_params.get("saved"), seed=self.s.queue_seed)
@@ -267,11 +352,22 @@ class WebApp:
     async def report(self, request: Request) -> Response:
         root = _data(self.s.cfg) / "eval"
         md = root / "report.md"
+        # The server's own paths are not shown to whoever reads the page: the file is named
+        # relative to the data folder (paths.data), which is what the commands write into.
+        shown = "eval/report.md under the data folder (paths.data, data/ by default)"
         if not md.is_file():
-            return self.error_page(request, 404, "No evaluation report", f"there is no report at {md}.",
-                                   "run make eval (causalkg eval report)")
+            if _wants_json(request):
+                return JSONResponse({"error": "no evaluation report yet",
+                                     "hint": "run make eval, or causalkg eval report, then reload"}, status_code=404)
+            return self.render(request, "report.html", status=404, body=None, path=shown, kg_ready=self._kg_ready())
         html = render_markdown(md.read_text(encoding="utf-8"), "/report/files/")
-        return self.render(request, "report.html", body=html, path=str(md))
+        return self.render(request, "report.html", body=html, path=shown)
+
+    def _kg_ready(self) -> bool:
+        try:
+            return len(self.view()) > 0
+        except CausalKGError:
+            return False
 
     async def report_file(self, request: Request) -> Response:
         # The requested name is looked up in a listing of the report's folder: it never becomes a path.
@@ -363,6 +459,42 @@ class WebApp:
 # --- small helpers -------------------------------------------------------------------------------
 
 
+def edge_summary(v: KGView, e) -> dict[str, Any]:  # noqa: ANN001
+    """An edge as the JSON forms of the pages list it."""
+    return {"edge_id": e.edge_id,
+            "cause": {"qid": e.cause.id[0], "label": e.cause.label, "kind": e.cause_kind},
+            "effect": {"qid": e.effect.id[0], "label": e.effect.label, "kind": e.effect_kind},
+            "level": e.level, "sentences": e.support.sentences, "documents": e.support.documents,
+            "best_score": e.score.best, "confidence": e.confidence, "base_kg": v.confirmed(e),
+            "extractors": v.extractors(e), "url": f"/edge/{e.edge_id}"}
+
+
+def _path_ids(paths: list) -> list[list[str]]:
+    return [[e.edge_id for e in p] for p in paths]
+
+
+def _hop_json(ev) -> dict[str, Any] | None:  # noqa: ANN001
+    if ev is None:
+        return None
+    m = ev.mention
+    return {"text": m.sentence.text, "kind": ev.kind, "cause_text": m.cause.text, "effect_text": m.effect.text,
+            "page": m.title, "page_url": m.url, "mention_id": m.mention_id,
+            "from_edge": ev.origin.edge_id if ev.origin is not None else None}
+
+
+def evidence_json(r: dict[str, Any]) -> dict[str, Any]:
+    """One evidence entry of the edge page as its JSON form gives it."""
+    m, ev = r["m"], r["ev"]
+    return {"mention_id": m.mention_id, "kind": ev.kind, "field": ev.field_name, "text": m.sentence.text,
+            "section": m.sentence.section, "cause_text": m.cause.text, "effect_text": m.effect.text,
+            "page": m.title, "page_url": m.url, "revision_id": m.revision_id, "revision_url": r["revision"],
+            "snapshot_revision": r["snapshot"] is not None, "extractors": ev.extractors, "score": m.score,
+            "model": m.model, "question": m.question,
+            "from_edge": r["origin"].edge_id if r["origin"] is not None else None,
+            "duplicates": [x.mention_id for x in ev.duplicates],
+            "judgements": [j.model_dump(mode="json") for j in r["judgements"]]}
+
+
 def _fmt_score(x: float | None) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
@@ -377,7 +509,15 @@ def _int_param(request: Request, name: str, default: int, lo: int, hi: int) -> i
     return max(lo, min(hi, value))
 
 
+def _page_format(request: Request) -> str:
+    """``format=json|csv`` of a page's query string (``html`` otherwise)."""
+    fmt = request.query_params.get("format", "").strip().lower()
+    return fmt if fmt in ("json", "csv") else "html"
+
+
 def _wants_json(request: Request) -> bool:
+    if request.query_params.get("format", "").strip().lower() == "json":
+        return True
     return request.url.path.startswith("/api/") or "application/json" in request.headers.get("accept", "").split(",")[0]
 
 
@@ -479,10 +619,12 @@ def create_app(cfg: Config, *, kg: str | None = None, store: str | None = None, 
     routes = [
         Route("/", w.home),
         Route("/search", w.search_page),
+        Route("/edges", w.edges),
         Route("/api/search", w.api_search),
         Route("/concept/{qid}", w.concept),
         Route("/edge/{edge_id}", w.edge),
         Route("/edge/{edge_id}/judge", w.judge, methods=["POST"]),
+        Route("/judgements/undo", w.undo, methods=["POST"]),
         Route("/graph/{qid}", w.graph),
         Route("/api/graph/{qid}", w.api_graph),
         Route("/paths", w.paths),

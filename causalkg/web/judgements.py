@@ -35,7 +35,7 @@ from causalkg.core.contracts import Judgement, KGEdge, KGMention
 from causalkg.core.errors import ConfigError
 from causalkg.core.jsonl import TORN_SUFFIX, heal_torn_tail, iter_json_lines, ReadStats
 from causalkg.core.layout import Layout
-from causalkg.evaluation.wikicausal.human import edge_verdicts, sentence_key
+from causalkg.evaluation.wikicausal.human import edge_verdicts, latest, sentence_key
 
 VERDICTS = ("correct", "wrong", "unsure")
 MAX_NOTE = 2000
@@ -51,8 +51,10 @@ def judgements_path(cfg: Config) -> Path:
 
 
 def make_judgement(edge: KGEdge, mention: KGMention | None, verdict: str, judge: str, note: str = "",
-                   *, source: str = "edge") -> Judgement:
-    """A validated Judgement of ``edge`` as ``mention`` states it. Raises ConfigError on a bad
+                   *, source: str = "edge", via: KGEdge | None = None) -> Judgement:
+    """A validated Judgement of ``edge`` as ``mention`` states it. ``via``: the instance edge
+    whose sentence it is, when ``edge`` is a class edge lifted from it (the judge was asked
+    about the instance claim first); recorded as ``via_edge``. Raises ConfigError on a bad
     verdict or an empty judge name (the page shows the message)."""
     if verdict not in VERDICTS:
         raise ConfigError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
@@ -71,6 +73,7 @@ def make_judgement(edge: KGEdge, mention: KGMention | None, verdict: str, judge:
         edge_id=edge.edge_id, mention_id=mention.mention_id if mention is not None else None,
         doc_id=str(mention.doc_id) if mention is not None else None,
         revision_id=mention.revision_id if mention is not None else None, source=source,
+        **({"via_edge": via.edge_id} if via is not None else {}),
     )
 
 
@@ -127,8 +130,32 @@ def read_judgements(path: str | os.PathLike) -> tuple[list[Judgement], ReadStats
     return out, stats
 
 
+def undo_last(path: str | os.PathLike, judge: str) -> tuple[Judgement, Judgement]:
+    """Undo ``judge``'s last judgement by appending a line (the file is never rewritten): the
+    verdict that judge had on the same (edge, sentence) before it, or ``withdrawn`` when there
+    was none, with ``source`` "undo". Returns (the undoing line, the line undone). One step
+    only: a judge whose last line is an undo has nothing left to undo (ConfigError)."""
+    judge = " ".join((judge or "").split())[:MAX_JUDGE]
+    if not judge:
+        raise ConfigError("say who you are: undo needs the judge's name")
+    lines, _ = read_judgements(path)
+    mine = [j for j in lines if j.judge == judge]
+    if not mine or mine[-1].source == "undo":
+        raise ConfigError(f"nothing to undo: {judge} has no judgement left to take back")
+    last = mine[-1]
+    key = (last.cause, last.effect, sentence_key(last.sentence))
+    before = [j for j in mine[:-1] if (j.cause, j.effect, sentence_key(j.sentence)) == key]
+    undo = last.model_copy(update={
+        "verdict": before[-1].verdict if before else "withdrawn",
+        "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "note": f"undoes the {last.verdict} of {last.time}", "source": "undo"})
+    append(path, undo)
+    return undo, last
+
+
 def judged_pairs(judgements: Iterable[Judgement]) -> set[tuple[str, str]]:
-    return {(j.cause, j.effect) for j in judgements}
+    """The (cause, effect) pairs with a verdict in force (a withdrawn one does not count)."""
+    return {(j.cause, j.effect) for j in latest(judgements)}
 
 
 def for_edge(judgements: Iterable[Judgement], edge: KGEdge) -> list[Judgement]:
@@ -137,8 +164,9 @@ def for_edge(judgements: Iterable[Judgement], edge: KGEdge) -> list[Judgement]:
 
 
 def for_sentence(judgements: Iterable[Judgement], edge: KGEdge, sentence: str) -> list[Judgement]:
+    """The verdicts in force on an edge as one sentence states it (each judge's last)."""
     key = sentence_key(sentence)
-    return [j for j in for_edge(judgements, edge) if sentence_key(j.sentence) == key]
+    return [j for j in latest(for_edge(judgements, edge)) if sentence_key(j.sentence) == key]
 
 
 def queue_order(edges: Iterable[KGEdge], seed: int) -> list[KGEdge]:
@@ -154,5 +182,5 @@ def queue(edges: Iterable[KGEdge], judgements: Iterable[Judgement], seed: int) -
     return [e for e in queue_order(edges, seed) if (e.cause.id[0], e.effect.id[0]) not in done]
 
 
-__all__ = ["VERDICTS", "append", "edge_verdicts", "for_edge", "judgements_path", "make_judgement", "queue",
+__all__ = ["VERDICTS", "append", "undo_last", "edge_verdicts", "for_edge", "judgements_path", "make_judgement", "queue",
            "queue_order", "read_judgements"]

@@ -42,6 +42,7 @@ class Node:
     enwiki_title: str | None = None
     out_degree: int = 0
     in_degree: int = 0
+    classes: list[str] = field(default_factory=list)  # P31 of an instance, else P279 (QIDs)
 
     @property
     def degree(self) -> int:
@@ -90,14 +91,69 @@ def highlight(m: KGMention) -> list[tuple[str, str | None]]:
     return pieces
 
 
+# The bundled enwiki snapshot assigns revision ids from 3,000,000,001 up to pages that came
+# without one (snapshots/enwiki/SOURCE.md): far above any id Wikipedia has issued (about 1.3
+# billion in 2025), so an id this high names no Wikipedia revision and must not be linked as one.
+ASSIGNED_REVISIONS_FROM = 3_000_000_000
+
+
+def is_assigned_revision(revision_id: int | None) -> bool:
+    """Whether a revision id was assigned by the bundled snapshot (not a Wikipedia revision)."""
+    return revision_id is not None and int(revision_id) >= ASSIGNED_REVISIONS_FROM
+
+
 def revision_url(m: KGMention) -> str | None:
-    """The exact revision the sentence was read from: ``<site>/w/index.php?oldid=N``."""
-    if m.revision_id is None or not m.url:
+    """The exact revision the sentence was read from: ``<site>/w/index.php?oldid=N``; None
+    when there is none or the id was assigned by the bundled snapshot (the page link stands)."""
+    if m.revision_id is None or not m.url or is_assigned_revision(m.revision_id):
         return None
     parts = urlsplit(m.url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return None
     return f"{parts.scheme}://{parts.netloc}/w/index.php?oldid={int(m.revision_id)}"
+
+
+@dataclass
+class Evidence:
+    """One distinct piece of text behind an edge, as the edge page shows it: the best-scored
+    mention of that text, the lower edge it came from (for a lifted edge), and the other
+    mentions of the same text on this edge (another extractor, other spans), folded into it."""
+
+    mention: KGMention
+    origin: KGEdge | None = None
+    duplicates: list[KGMention] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        """``sentence``, ``infobox`` or ``list`` (what the text is)."""
+        return {"wikipedia_infobox": "infobox", "wikipedia_list": "list"}.get(self.mention.source, "sentence")
+
+    @property
+    def field_name(self) -> str | None:
+        """The infobox field (``field = value`` text) or the heading a list item sits under."""
+        if self.kind == "infobox":
+            name, sep, _ = self.mention.sentence.text.partition(" = ")
+            return name.strip() if sep else None
+        if self.kind == "list":
+            return self.mention.sentence.section
+        return None
+
+    @property
+    def extractors(self) -> list[str]:
+        return sorted({self.mention.extractor, *(m.extractor for m in self.duplicates)})
+
+
+def text_key(text: str) -> str:
+    """A sentence as a key: whitespace runs are one space (the judgements' key too)."""
+    return " ".join(text.split())
+
+
+def snapshot_note(m: KGMention) -> str | None:
+    """What to say instead of a revision link when the revision id was assigned by the bundled
+    snapshot; None for a real revision (or none)."""
+    if is_assigned_revision(m.revision_id):
+        return f"bundled snapshot page (id {m.revision_id} assigned here, not a Wikipedia revision)"
+    return None
 
 
 def _stat_key(path: Path) -> tuple | None:
@@ -122,7 +178,9 @@ class KGView:
         self.in_edges: dict[str, list[str]] = {}
         self.nodes: dict[str, Node] = {}
         for c in concepts.values():
-            self.nodes[c.id] = Node(c.id, c.label or c.id, c.kind, list(c.aliases), c.description, c.enwiki_title)
+            self.nodes[c.id] = Node(c.id, c.label or c.id, c.kind, list(c.aliases), c.description, c.enwiki_title,
+                                    classes=list(c.instance_of if c.kind == "instance" else c.subclass_of)
+                                    or list(c.instance_of) or list(c.subclass_of))
         for e in self.edges.values():
             for qid, label, kind in ((e.cause.id[0], e.cause.label, e.cause_kind),
                                      (e.effect.id[0], e.effect.label, e.effect_kind)):
@@ -134,6 +192,9 @@ class KGView:
             self.nodes[e.effect.id[0]].in_degree += 1
         self._search_keys = [(n, [n.label.casefold(), *(a.casefold() for a in n.aliases)])
                              for n in self.nodes.values()]
+        self._by_label: dict[str, list[str]] = {}
+        for n in self.nodes.values():
+            self._by_label.setdefault(n.label.casefold(), []).append(n.qid)
 
     # --- lookups ---------------------------------------------------------------------------
 
@@ -158,11 +219,48 @@ class KGView:
     def extractors(self, e: KGEdge) -> list[str]:
         return sorted({m.extractor for m in self.all_mentions(e)})
 
+    def evidence(self, e: KGEdge) -> list[Evidence]:
+        """The distinct texts behind an edge (its own mentions, then those of the edges it was
+        lifted from): mentions of the same text are one entry, the best-scored first."""
+        groups: dict[str, Evidence] = {}
+        pool = [(m, None) for m in e.mentions] + [(m, x) for x in self.instance_edges(e) for m in x.mentions]
+        for m, origin in pool:
+            key = text_key(m.sentence.text)
+            have = groups.get(key)
+            if have is None:
+                groups[key] = Evidence(m, origin)
+            elif m.score > have.mention.score and (origin is None) == (have.origin is None):
+                have.duplicates.append(have.mention)
+                have.mention = m
+            else:
+                have.duplicates.append(m)
+        return list(groups.values())
+
+    def best_evidence(self, e: KGEdge) -> Evidence | None:
+        """The best-scored distinct text behind an edge (its own before its examples')."""
+        ev = self.evidence(e)
+        own = [x for x in ev if x.origin is None] or ev
+        return max(own, key=lambda x: (x.mention.score, -x.mention.sentence.start)) if own else None
+
     def all_extractors(self) -> list[str]:
         return sorted({m.extractor for e in self.edges.values() for m in e.mentions})
 
     def find_mention(self, e: KGEdge, mention_id: str) -> KGMention | None:
         return next((m for m in self.all_mentions(e) if m.mention_id == mention_id), None)
+
+    def describe(self, n: Node) -> dict[str, Any]:
+        """A concept as search results give it: ``to_json`` with its aliases, its classes
+        (instance of, or subclass of) with labels, ``same_label`` (how many other concepts
+        carry its label) and ``hint``, one line that tells it apart: the Wikidata description
+        when the concepts file has one, else its kind and classes."""
+        classes = [{"qid": q, "label": self.nodes[q].label if q in self.nodes else q} for q in n.classes]
+        if n.description:
+            hint = n.description
+        else:
+            rel = "instance of" if n.kind == "instance" else "subclass of"
+            hint = n.kind + (f", {rel} " + ", ".join(c["label"] for c in classes) if classes else "")
+        same = len(self._by_label.get(n.label.casefold(), ())) - 1
+        return {**n.to_json(), "aliases": n.aliases, "classes": classes, "same_label": same, "hint": hint}
 
     # --- search ----------------------------------------------------------------------------
 
@@ -214,15 +312,15 @@ class KGView:
             out.append(e)
         return sorted(out, key=edge_rank)
 
-    def graph_elements(self, qid: str, *, min_support: int = 0, limit: int = 60) -> dict[str, Any]:
+    def graph_elements(self, qid: str, *, min_support: int = 0, level: str = "", limit: int = 60) -> dict[str, Any]:
         """Cytoscape elements of a concept's neighbourhood (one step both ways, the
-        best-supported ``limit`` edges): nodes with label, kind and role (center, cause,
-        effect), edges with support."""
+        best-supported ``limit`` edges, of ``level`` when given): nodes with label, kind and
+        role (center, cause, effect), edges with support, level and Base KG confirmation."""
         centre = self.node(qid)
         if centre is None:
             return {"nodes": [], "edges": []}
-        edges = (self.neighbours(qid, "causes", min_support=min_support)
-                 + self.neighbours(qid, "effects", min_support=min_support))
+        edges = (self.neighbours(qid, "causes", min_support=min_support, level=level)
+                 + self.neighbours(qid, "effects", min_support=min_support, level=level))
         edges = sorted({e.edge_id: e for e in edges}.values(), key=edge_rank)[:limit]
         nodes = {qid: self._node_element(centre, "center")}
         for e in edges:
@@ -238,7 +336,8 @@ class KGView:
 
     @staticmethod
     def _node_element(n: Node, role: str) -> dict[str, Any]:
-        return {"data": {"id": n.qid, "label": n.label, "kind": n.kind, "role": role, "degree": n.degree}}
+        return {"data": {"id": n.qid, "label": n.label, "kind": n.kind, "role": role, "degree": n.degree,
+                         "description": n.description}}
 
     # --- paths -----------------------------------------------------------------------------
 

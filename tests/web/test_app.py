@@ -43,7 +43,9 @@ def test_search_api_ranks_label_matches_and_shows_kind_qid_degree(client):
     assert r.status_code == 200
     results = r.json()["results"]
     assert results[0] == {"qid": "Q7944", "label": "earthquake", "kind": "class", "degree": 3, "causes": 0,
-                          "effects": 3, "description": None}
+                          "effects": 3, "description": None,
+                          "aliases": ["earthquakes", "quake", "temblor", "earth quake", "tremor"], "classes": [],
+                          "same_label": 0, "hint": "class"}
     assert "Q130754" in [x["qid"] for x in results]  # 2004 Indian Ocean earthquake: a word prefix
     # an alias, a prefix, a QID
     assert client.get("/api/search", params={"q": "temblor"}).json()["results"][0]["qid"] == "Q7944"
@@ -99,7 +101,7 @@ def test_edge_page_highlights_spans_and_shows_provenance(client):
     assert "https://en.wikipedia.org/w/index.php?oldid=1001" in html
     assert "What did The undersea megathrust earthquake cause?" in html
     assert "models/causal-qa" in html and "linker candidates" in html
-    assert html.count('class="mention"') == 2
+    assert html.count('<section class="mention') == 2
 
 
 def test_lifted_edge_shows_the_instance_edges_and_their_sentences(client):
@@ -138,12 +140,13 @@ def test_graph_api_gives_the_neighbourhood_with_roles_and_support(client):
 def test_paths_shortest_and_best_supported(client):
     r = client.get("/paths", params={"from": "earthquake", "to": "train wreck"})
     assert r.status_code == 200
-    shortest = r.text.split("<h2>Shortest</h2>")[1].split("</section>")[0]
-    items = shortest.split("<li>")[1:]
+    # here the fewest steps are also the best supported: one list
+    shortest = r.text.split("<h2>Shortest and best supported</h2>")[1].split("</section>")[0]
+    items = shortest.split('<li class="path">')[1:]
     assert len(items) == 2
     assert "/edge/Q7944_Q1078765" in items[0]  # one step
     assert "/edge/Q7944_Q8070" in items[1] and "/edge/Q8070_Q1078765" in items[1]
-    assert "Best supported" in r.text
+    assert "<h2>Best supported</h2>" not in r.text
     r = client.get("/paths", params={"from": "death", "to": "earthquake"})
     assert "No causal path joins them" in r.text
     r = client.get("/paths", params={"from": "nothing like it", "to": "death"})
@@ -394,7 +397,7 @@ def test_report_page_renders_markdown_and_serves_its_plots_by_name_only(tmp_path
     cfg = build_project(tmp_path, export=False)
     ev = tmp_path / "data" / "eval"
     (ev / "recall").mkdir(parents=True)
-    png = (REPO / "web" / "static" / "vendor" / "cytoscape" / "LICENSE").read_bytes()[:10]
+    png = (REPO / "causalkg" / "web" / "static" / "vendor" / "cytoscape" / "LICENSE").read_bytes()[:10]
     (ev / "recall" / "recall.png").write_bytes(b"\x89PNG fake " + png)
     (ev / "report.md").write_text("# Evaluation\n\n| kg | recall |\n|---|---|\n| ours | 0.1 |\n\n"
                                   "![recall](recall/recall.png)\n\n<script>alert(1)</script>\n", encoding="utf-8")
@@ -453,7 +456,7 @@ def test_a_replaced_kg_is_served_and_a_broken_replacement_keeps_the_old(tmp_path
 def test_static_files_and_security_headers(client):
     r = client.get("/static/vendor/cytoscape/cytoscape.min.js")
     assert r.status_code == 200 and "cytoscape" in r.text[:2000].lower()
-    assert (REPO / "web/static/vendor/cytoscape/LICENSE").is_file()
+    assert (REPO / "causalkg/web/static/vendor/cytoscape/LICENSE").is_file()
     r = client.get("/")
     assert "default-src 'self'" in r.headers["content-security-policy"]
     assert r.headers["x-content-type-options"] == "nosniff"
@@ -482,7 +485,7 @@ def test_the_page_templates_ship_with_the_package():
 
     data = tomllib.loads((REPO / "pyproject.toml").read_text())
     globs = data["tool"]["setuptools"]["package-data"]["causalkg.web"]
-    web = REPO / "web"
+    web = REPO / "causalkg" / "web"
     shipped = {p for g in globs for p in web.glob(g)}
     for p in [*web.glob("templates/*"), *web.glob("static/**/*")]:
         if p.is_file():

@@ -7,7 +7,8 @@ verdict (correct / wrong / unsure) on an edge (cause QID, effect QID) as one sen
 
 How the lines become a figure:
 
-- a judge may change their mind: per (edge, sentence, judge) the last line counts;
+- a judge may change their mind: per (edge, sentence, judge) the last line counts (a last line
+  ``withdrawn``, written by the web page's undo, means no verdict);
 - an edge's verdict per judge: correct when that judge's verdicts on its sentences say correct
   more often than wrong, wrong when the reverse, else (a tie, or only "unsure") undecided;
 - an edge's verdict: the same majority over its judges; undecided edges are counted, not scored;
@@ -46,13 +47,14 @@ def sentence_key(text: str) -> str:
 
 
 def latest(judgements: Iterable[Judgement]) -> list[Judgement]:
-    """The last verdict per (cause, effect, sentence, judge), in file order."""
+    """The last verdict per (cause, effect, sentence, judge), in file order; a key whose last
+    line is ``withdrawn`` (the web page's undo of a first verdict) has no verdict."""
     last: dict[tuple[str, str, str, str], Judgement] = {}
     for j in judgements:
         key = (j.cause, j.effect, sentence_key(j.sentence), j.judge)
         last.pop(key, None)
         last[key] = j
-    return list(last.values())
+    return [j for j in last.values() if j.verdict != "withdrawn"]
 
 
 def _majority(verdicts: Sequence[str]) -> str | None:

@@ -23,7 +23,16 @@
         var meta = document.createElement("span");
         meta.className = "meta";
         meta.textContent = r.kind + " · " + r.qid + " · degree " + r.degree;
-        a.appendChild(name); a.appendChild(meta);
+        var top = document.createElement("span");
+        top.className = "row";
+        top.appendChild(name); top.appendChild(meta);
+        a.appendChild(top);
+        if (r.hint) { // the description, or kind and classes: tells same-label concepts apart
+          var hint = document.createElement("span");
+          hint.className = "hint";
+          hint.textContent = r.hint;
+          a.appendChild(hint);
+        }
         a.addEventListener("click", function (ev) {
           if (!isSearch) { ev.preventDefault(); input.value = r.qid; clear(); }
         });

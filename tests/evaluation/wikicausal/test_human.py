@@ -52,6 +52,20 @@ def test_precision_uses_the_last_verdict_and_majorities(tmp_path):
     assert "Between judges" in r.render("md")
 
 
+def test_a_withdrawn_verdict_leaves_none(tmp_path):
+    # the web page's undo: a first verdict taken back is "withdrawn", a second brings the first back
+    path = _write(tmp_path / "judgements.jsonl", [
+        _j("Q7944", "Q8070", "wrong"),
+        _j("Q7944", "Q8070", "withdrawn"),
+        _j("Q7944", "Q4", "correct"),
+        _j("Q7944", "Q4", "wrong"),
+        _j("Q7944", "Q4", "correct"),
+    ])
+    r = human_precision(path)
+    assert (r.edges, r.correct, r.wrong) == (1, 1, 0)
+    assert r.sentences == {"correct": 1}
+
+
 def test_kappa_with_the_llm_judge_over_common_edges(tmp_path):
     path = _write(tmp_path / "judgements.jsonl", [
         _j("Q7944", "Q8070", "correct"), _j("Q7944", "Q4", "wrong"), _j("Q171558", "Q4", "correct"),
