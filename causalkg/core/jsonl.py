@@ -209,6 +209,10 @@ def _bytes_up_to(fh: Iterable[bytes], size: int) -> Iterator[bytes]:
         yield line
 
 
+class RecordProblem(Exception):
+    """What is wrong with one record, raised by a ``read_jsonl`` converter (reported ``path:line``)."""
+
+
 def read_jsonl(
     path: str | os.PathLike,
     model: type[M] | None = None,
@@ -217,21 +221,28 @@ def read_jsonl(
     stats: ReadStats | None = None,
     check: Callable[[Any], str | None] | None = None,
     skip_torn: bool = False,
+    convert: Callable[[Any], Any] | None = None,
 ) -> Iterator[Any]:
     """Stream the records of a JSONL file, validated (``skip_torn``: see ``iter_json_lines``).
 
     ``model``: a pydantic model each line must satisfy (records are yielded as model instances);
     without one, the parsed JSON values are yielded. ``check``: an extra function returning an
-    error message (or None) for a record. Errors raise SchemaError with ``path:line:`` unless
-    ``lenient``, in which case the line is skipped and counted in ``stats``.
+    error message (or None) for a record. ``convert``: turns each record into what is yielded; it
+    may raise ``RecordProblem`` (or a pydantic ``ValidationError``) for a bad record. Errors raise
+    SchemaError with ``path:line:`` unless ``lenient``, in which case the line is skipped and
+    counted in ``stats``.
     """
     stats = stats if stats is not None else ReadStats()
     for lineno, value in iter_json_lines(path, lenient=lenient, stats=stats, skip_torn=skip_torn):
         try:
             record = model.model_validate(value) if model is not None else value
             problem = check(record) if check is not None else None
+            if problem is None and convert is not None:
+                record = convert(record)
         except ValidationError as exc:
             problem = format_validation_error(exc)
+        except RecordProblem as exc:
+            problem = str(exc)
         if problem:
             message = f"{path}:{lineno}: {problem}"
             if not lenient:

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from causalkg.core.errors import ConfigError, SchemaError
-from causalkg.core.jsonl import ReadStats, format_validation_error, iter_json_lines, write_jsonl
+from causalkg.core.jsonl import ReadStats, RecordProblem, read_jsonl, write_jsonl
 
 SCHEMA_VERSION = 1
 EDGE_TYPES = ("directional", "correlational", "moderation", "hierarchy")
@@ -234,36 +234,26 @@ def iter_graph_jsonl(
     soft-measures study are positional). Raises SchemaError ``path:line: ...`` on a bad line
     unless ``lenient`` (then it is skipped and counted in ``stats``).
     """
-    stats = stats if stats is not None else ReadStats()
     index = 0
-    for lineno, value in iter_json_lines(path, lenient=lenient, stats=stats):
-        problem = None
-        graph = None
+
+    def to_graph(value: Any) -> Graph:
         if not isinstance(value, dict):
-            problem = "expected a JSON object"
-        else:
-            value = dict(value)
-            value.setdefault("id", str(index))
-            try:
-                if _tuple_form(value):
-                    if "causal relations" in value and "edges" not in value:
-                        value["edges"] = value.pop("causal relations")
-                    graph = TupleRecord.model_validate(value).to_graph()
-                else:
-                    record = GraphRecord.model_validate(value)
-                    problem = record.problem()
-                    graph = record.to_graph() if problem is None else None
-            except ValidationError as exc:
-                problem = format_validation_error(exc)
-        if problem:
-            message = f"{path}:{lineno}: {problem}"
-            if not lenient:
-                raise SchemaError(message)
-            stats.note_skip(message)
-            continue
+            raise RecordProblem("expected a JSON object")
+        value = dict(value)
+        value.setdefault("id", str(index))
+        if _tuple_form(value):
+            if "causal relations" in value and "edges" not in value:
+                value["edges"] = value.pop("causal relations")
+            return TupleRecord.model_validate(value).to_graph()
+        record = GraphRecord.model_validate(value)
+        problem = record.problem()
+        if problem is not None:
+            raise RecordProblem(problem)
+        return record.to_graph()
+
+    for graph in read_jsonl(path, lenient=lenient, stats=stats, convert=to_graph):
         index += 1
-        stats.records += 1
-        yield graph  # type: ignore[misc]
+        yield graph
 
 
 _LS_TYPE_PREFIXES = (("hierarchy", "hierarchy"), ("direction", "directional"),
