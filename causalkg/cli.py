@@ -25,6 +25,7 @@ from causalkg import __version__
 from causalkg.core.config import Config, load_config, parse_assignment
 from causalkg.core.deadline import stage_deadline
 from causalkg.core.errors import CausalKGError, ConfigError
+from causalkg.core.interrupts import Interrupted, stop_on_signals
 from causalkg.core.jsonl import allowing_empty_outputs
 from causalkg.options import add_format
 from causalkg.core.progress import progress_enabled
@@ -161,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # transformers and huggingface_hub draw bars of their own ("Loading weights", ...):
             # keep them to terminals like ours. Read when they are first imported, i.e. later.
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        with allowing_empty_outputs(bool(getattr(args, "force", False))), \
+        with stop_on_signals(), allowing_empty_outputs(bool(getattr(args, "force", False))), \
                 stage_deadline(float(cfg.get("run.network_deadline", 0) or 0)):
             status = handler(args, cfg)
         return int(status or 0)
@@ -170,9 +171,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        # SIGINT or SIGTERM (stop_on_signals): one line, what the stage kept, and 128 + the signal
+        stop = exc if isinstance(exc, Interrupted) else Interrupted.of(exc, "")
+        print(stop.line(), file=sys.stderr)
+        return stop.exit_code
     except BrokenPipeError:
         return 0
 
