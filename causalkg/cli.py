@@ -28,7 +28,7 @@ from causalkg.core.errors import CausalKGError, ConfigError
 from causalkg.core.interrupts import Interrupted, stop_on_signals
 from causalkg.core.jsonl import allowing_empty_outputs
 from causalkg.options import add_format
-from causalkg.core.progress import progress_enabled
+from causalkg.core.progress import progress_enabled, progress_for_command
 
 STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", "causalkg.evaluation.cli",
               "causalkg.web.cli")
@@ -158,12 +158,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "engine", None):
             overrides["run.engine"] = args.engine
         cfg = load_config(getattr(args, "config", None), overrides)
-        if not progress_enabled(cfg.get("run.progress", "auto")):
-            # transformers and huggingface_hub draw bars of their own ("Loading weights", ...):
-            # keep them to terminals like ours. Read when they are first imported, i.e. later.
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        with stop_on_signals(), allowing_empty_outputs(bool(getattr(args, "force", False))), \
+        with progress_for_command(bool(getattr(args, "quiet", False)), cfg.get("run.progress", "auto")), \
+                stop_on_signals(), allowing_empty_outputs(bool(getattr(args, "force", False))), \
                 stage_deadline(float(cfg.get("run.network_deadline", 0) or 0)):
+            if not progress_enabled():
+                # transformers and huggingface_hub draw bars of their own ("Loading weights", ...):
+                # keep them to terminals like ours. Read when they are first imported, i.e. later.
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             status = handler(args, cfg)
         return int(status or 0)
     except CausalKGError as exc:
