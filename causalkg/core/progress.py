@@ -74,7 +74,7 @@ class _Lines(tqdm):
 
     def display(self, msg: str | None = None, pos: int | None = None) -> bool:
         if msg == "":  # tqdm clearing its line on close: a line mode has nothing to clear
-            return True
+            return False
         self.fp.write(self._line() + "\n")
         self.fp.flush()
         self._lines_written += 1
