@@ -91,3 +91,17 @@ def test_quiet_wins_over_the_environment_and_any_callers_mode(unset):
     with progress_for_command(configured="never"):  # run.progress: for the bars that name no mode
         assert progress_style(None) == "off" and progress_style("lines") == "lines"
     assert progress_style(None) == "lines"
+
+
+def test_make_kg_ends_with_the_next_commands_to_try():
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    repo = Path(__file__).resolve().parents[2]
+    plan = subprocess.run(["make", "-n", "kg"], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert plan.returncode == 0, plan.stderr
+    last = plan.stdout.strip().splitlines()[-1]
+    assert "make serve" in last and "make eval" in last
