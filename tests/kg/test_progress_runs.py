@@ -123,3 +123,17 @@ def test_qa_training_reports_its_steps_and_trains_the_same_bits(tmp_path, shown,
     err = capsys.readouterr().err
     assert "training the QA head: 4/4 step (100%) [" in err and "step/s]" in err
     assert (tmp_path / "quiet" / "model.safetensors").read_bytes() == (tmp_path / "shown" / "model.safetensors").read_bytes()
+
+
+def test_export_reports_the_triples_it_loads(cli, in_tmp, shown):
+    import shutil
+
+    from tests.reliability.conftest import BASE_KG, assemble_args
+
+    (in_tmp / "data" / "wikidata").mkdir(parents=True)
+    shutil.copy(BASE_KG, in_tmp / "data" / "wikidata" / "base_kg.jsonl")
+    built = cli(*assemble_args(), "--quiet")
+    assert built.code == 0 and "linking" not in built.err, built.err
+    r = cli("kg", "export")
+    assert r.code == 0, r.err
+    assert re.search(r"^loading the store: \S+/\S+ triple \(100%\) \[", r.err, re.M), r.err
