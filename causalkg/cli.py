@@ -58,7 +58,7 @@ def _common_options(suppress: bool) -> argparse.ArgumentParser:
                    help="redo work even when it is current, and allow an empty result to replace a "
                         "non-empty output (refused otherwise)")
     g.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                   help="only warnings and errors on stderr")
+                   help="no progress and no information lines: only warnings and errors on stderr")
     return p
 
 
