@@ -630,8 +630,8 @@ def _link_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any], source: P
         for job, result in salvaged or []:
             finished(job, *result)
         done = sum(1 for p in paths if shards.done(p.name[: -len(".jsonl")]) is not None and p.is_file())
-        raise Interrupted.of(exc, f"{done} linking shards done and kept in {shards.folder}; run the same command "
-                                  f"again to resume") from None
+        raise Interrupted.of(exc, f"{done} linking shard{'' if done == 1 else 's'} done and kept in {shards.folder}; "
+                                  f"run the same command again to resume") from None
     finally:
         bar.close()
         if run is not None:

@@ -133,3 +133,40 @@ def test_corpus_build_with_two_workers_stops_keeps_its_parts_and_resumes(tmp_pat
     assert f"resumed: {len(done)} of " in again.stdout + again.stderr
     assert (root / "data" / "corpus" / "corpus.jsonl").read_bytes() == \
         (reference / "data" / "corpus" / "corpus.jsonl").read_bytes()
+
+
+def test_assemble_linking_with_two_workers_stops_keeps_its_shards_and_resumes(tmp_path):
+    from causalkg.core.config import load_config
+    from causalkg.linking.index import build_index
+
+    kg_fix = FIXTURES / "kg"
+    (tmp_path / "data").mkdir()
+    # the linking index of the fixture's 16 concepts (the real offline MiniLM), which both runs use
+    build_index(load_config(search_cwd=False, overrides={"paths.data": str(tmp_path / "data")}),
+                concepts_path=kg_fix / "concepts.jsonl")
+    # 14 extractions in shards of 3: five shards, linked by a pool of two processes
+    assemble = ["--set", f"paths.data={tmp_path / 'data'}", "--set", "run.workers=2", "kg", "assemble",
+                "--extractions", str(kg_fix / "extractions.jsonl"), "--corpus", str(kg_fix / "corpus.jsonl"),
+                "--concepts", str(kg_fix / "concepts.jsonl"), "--shard-size", "3"]
+    _run([*assemble, "--out", str(tmp_path / "reference")], tmp_path)
+    out = tmp_path / "kg"
+    code, err = _signalled([*assemble, "--out", str(out)], tmp_path, "shard-00001.done.json", signal.SIGTERM)
+    assert code == 143
+    line = _one_line(err, signal.SIGTERM)
+    linked = out / "linked"
+    done = sorted(p.name for p in linked.glob("shard-*.done.json"))
+    assert done[0] == "shard-00000.done.json" and "shard-00001.done.json" not in done
+    assert line == (f"interrupted (SIGTERM): {len(done)} linking shard{'s' * (len(done) > 1)} done and kept in {linked}; "
+                    f"run the same command again to resume")
+    assert not (out / "current").exists()  # nothing published
+
+    _run([*assemble, "--out", str(out)], tmp_path)
+    manifest = json.loads((out / "current" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["linking"]["shards_resumed"] == len(done) and manifest["linking"]["where"] == "pool"
+
+    def kg_files(folder: Path) -> dict[str, bytes]:
+        gen = (folder / "current").resolve()
+        return {str(p.relative_to(gen)): p.read_bytes() for p in sorted(gen.rglob("*"))
+                if p.is_file() and p.name not in ("manifest.json", ".readers.lock")}
+
+    assert kg_files(out) == kg_files(tmp_path / "reference")
