@@ -23,6 +23,7 @@ from typing import Any
 
 from causalkg.core.config import Config
 from causalkg.core.errors import ConfigError
+from causalkg.core.interrupts import Interrupted
 
 log = logging.getLogger(__name__)
 
@@ -131,5 +132,8 @@ def serve(cfg: Config, *, host: str | None = None, port: int | None = None, allo
     print(f"{plan.describe()}; press Ctrl-C to stop", file=sys.stderr, flush=True)
     config = uvicorn.Config(logged_requests(app), log_level="warning", access_log=False, proxy_headers=False,
                             server_header=False, lifespan="off")
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt as exc:  # uvicorn stops gracefully, then raises the signal it caught again
+        raise Interrupted.of(exc, f"the server on port {plan.port} stopped") from None
     return plan

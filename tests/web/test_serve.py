@@ -84,6 +84,7 @@ def test_the_server_says_how_to_stop_it_and_logs_each_request_unless_quiet(kg_pr
         assert _get(srv.url + "/no/such/page")[0] == 404
     out = "".join(srv.lines)
     assert "; press Ctrl-C to stop" in out
+    assert srv.proc.returncode == 143 and out.endswith(f"interrupted (SIGTERM): the server on port {srv.url.rsplit(':', 1)[1]} stopped\n")
     assert re.search(r"^GET /concept/Q7944 200 \d+ ms$", out, re.M), out
     assert re.search(r"^GET /no/such/page 404 \d+ ms$", out, re.M), out
     with ServeProcess(root / "data", "--quiet", "--judgements", str(tmp_path / "j.jsonl")) as srv:
