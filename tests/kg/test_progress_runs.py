@@ -101,8 +101,12 @@ def test_gate_fine_tuning_reports_its_steps_and_trains_the_same_bits(tmp_path, s
     assert (tmp_path / "quiet" / "model.safetensors").read_bytes() == (tmp_path / "shown" / "model.safetensors").read_bytes()
 
 
-def test_qa_training_reports_its_steps_and_trains_the_same_bits(tmp_path, shown, capsys):
+def test_qa_training_reports_its_steps_and_trains_the_same_bits(tmp_path, shown, capsys, caplog):
+    import logging
+
     from causalkg.kg.train_qa import train_qa
+
+    caplog.set_level(logging.INFO, logger="causalkg.kg.train_qa")
 
     base = tiny_qa_model(tmp_path / "tiny", seed=3)
     data = tmp_path / "data"
@@ -122,6 +126,9 @@ def test_qa_training_reports_its_steps_and_trains_the_same_bits(tmp_path, shown,
     train_qa(cfg, output=tmp_path / "shown", base_model=str(base))
     err = capsys.readouterr().err
     assert "training the QA head: 4/4 step (100%) [" in err and "step/s]" in err
+    # the validation lines say how long is left too
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(re.fullmatch(r"step 2 of 4: loss \S+, selection F1 \S+, about \d\d:\d\d left", m) for m in messages)
     assert (tmp_path / "quiet" / "model.safetensors").read_bytes() == (tmp_path / "shown" / "model.safetensors").read_bytes()
 
 
