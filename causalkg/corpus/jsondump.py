@@ -47,6 +47,7 @@ from causalkg.core.errors import SourceError
 from causalkg.core.jsonl import atomic_write
 from causalkg.core.ntriples import bulk_load_slices
 from causalkg.core.processes import process_pool
+from causalkg.core.progress import progress
 from causalkg.corpus.queries import ENTITY_PREFIX, Query
 from causalkg.corpus.sparql import QueryStats
 
@@ -252,8 +253,10 @@ def convert(dump: str | os.PathLike, out: str | os.PathLike, keep: DumpFilter, *
         raise SourceError(f"the Wikidata JSON dump {dump} does not exist", hint="pass --wikidata-dump PATH")
     stats = ConvertStats(workers=max(1, int(workers)))
     t0 = time.perf_counter()
+    bar = progress(desc="wikidata dump", unit="line", unit_scale=True)
 
     def take(r: ChunkResult, fh: IO[str]) -> None:
+        bar.update(r.lines)
         stats.lines += r.lines
         stats.entities += r.entities
         stats.triples += len(r.triples)
@@ -291,6 +294,7 @@ def convert(dump: str | os.PathLike, out: str | os.PathLike, keep: DumpFilter, *
                 finally:
                     if dump.name.endswith((".bz2", ".gz")):
                         src.close()
+    bar.close()
     if stats.entities == 0:
         raise SourceError(f"the Wikidata JSON dump {dump} holds no entity",
                           hint="expected a JSON array with one entity per line (latest-all.json.bz2)")

@@ -144,3 +144,14 @@ def test_export_reports_the_triples_it_loads(cli, in_tmp, shown):
     r = cli("kg", "export")
     assert r.code == 0, r.err
     assert re.search(r"^loading the store: \S+/\S+ triple \(100%\) \[", r.err, re.M), r.err
+
+
+def test_the_wikidata_dump_conversion_reports_its_lines(tmp_path, shown, capsys):
+    from causalkg.corpus.jsondump import convert
+    from tests.corpus.test_jsondump import KEEP, snapshot_entities, write_dump
+
+    shown.setenv("CAUSALKG_PROGRESS", "lines")
+    write_dump(tmp_path / "latest-all.json", snapshot_entities())  # the bundled snapshot's items, as a dump
+    stats = convert(tmp_path / "latest-all.json", tmp_path / "out.nt", KEEP, workers=1, chunk_lines=5)
+    err = capsys.readouterr().err
+    assert stats.lines and re.search(r"^wikidata dump: \S+ line \[\S+, \S+line/s\]$", err, re.M), err
