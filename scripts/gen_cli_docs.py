@@ -30,9 +30,10 @@ GUIDE = """\
 ## Interrupting and resuming
 
 Ctrl-C (SIGINT) or `kill PID` (SIGTERM) stops a command at once, worker processes included,
-whether the signal reaches the whole process group or the parent process alone. The long stages
-(`corpus build`, `kg extract`, the linking of `kg assemble`) keep every shard they finished, also
-those that workers finished out of order, and say so in one line before exiting:
+whether the signal reaches the whole process group or the parent process alone. The long
+stages (the Wikipedia part of `corpus build`, `kg extract`, the linking of `kg assemble`) keep
+every shard they finished, also those that workers finished out of order, and say so in one
+line before exiting:
 
 ```text
 interrupted (SIGINT): 5 of 8 shards of data/kg/extractions.jsonl done and kept in data/kg/extractions.shards; run the same command again to resume
@@ -46,12 +47,16 @@ shards too, but prints nothing.
 
 ## Progress and --quiet
 
-Work that takes a while shows how far it is: the dump reader of `corpus build`, `link build`,
-`kg extract`, the linking of `kg assemble`, `kg export`, `kg train-qa`, `kg train-gate`,
-`kg train-tagger`, the judges and `eval report`. On a terminal this is a bar with counts, rate
-and time left; when stderr is not a terminal (a pipe, a log file, CI), the same as a plain
-line every 30 seconds (`CAUSALKG_PROGRESS_INTERVAL`), and a last one at the end if any was
-written, so short steps add nothing to a log.
+Work that takes a while shows how far it is: the dump readers of `corpus build` (the Wikipedia
+dump, a Wikidata JSON dump), `link build`, `kg extract`, the linking of `kg assemble`,
+`kg export`, `kg train-qa`, `kg train-gate`, `kg train-tagger`, the judges and `eval report`.
+On a terminal this is a bar with counts, rate and time left; when stderr is not a terminal (a
+pipe, a log file, CI), the same as a plain line every 30 seconds (`CAUSALKG_PROGRESS_INTERVAL`),
+and a last one at the end if any was written, so short steps add nothing to a log:
+
+```text
+extracting (qa): 1200/48210 doc (2%) [01:02<40:31, 19.3doc/s]
+```
 
 - `--quiet` (`-q`) shows no progress and no information lines, only warnings and errors.
 - `run.progress` (`--set run.progress=...`) or the environment variable `CAUSALKG_PROGRESS`,
@@ -60,7 +65,8 @@ written, so short steps add nothing to a log.
 
 `causalkg serve` says where it listens and that Ctrl-C stops it, then logs one line per request
 (`GET /concept/Q7944 200 12 ms`: method, path, status, milliseconds); `--quiet` keeps the first
-line and drops the request lines.
+line and drops the request lines. Stopped, it ends with `interrupted (SIGINT): the server on port
+8000 stopped`.
 
 """
 
