@@ -45,7 +45,8 @@ class Interrupted(KeyboardInterrupt):
 
     def line(self) -> str:
         """The one line the CLI prints."""
-        return f"interrupted ({self.signal_name}): {self.detail}" if self.detail else f"interrupted ({self.signal_name})"
+        head = f"interrupted ({self.signal_name})"
+        return f"{head}: {self.detail}" if self.detail else head
 
 
 def _raise(signum: int, frame: object) -> None:

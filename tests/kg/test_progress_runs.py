@@ -98,7 +98,8 @@ def test_gate_fine_tuning_reports_its_steps_and_trains_the_same_bits(tmp_path, s
     err = capsys.readouterr().err
     assert "fine-tuning the gate's encoder: 3/3 step (100%) [" in err and "step/s]" in err
     assert np.array_equal(w0, w1) and b0 == b1  # progress only observes
-    assert (tmp_path / "quiet" / "model.safetensors").read_bytes() == (tmp_path / "shown" / "model.safetensors").read_bytes()
+    quiet, shown_model = (tmp_path / name / "model.safetensors" for name in ("quiet", "shown"))
+    assert quiet.read_bytes() == shown_model.read_bytes()
 
 
 def test_qa_training_reports_its_steps_and_trains_the_same_bits(tmp_path, shown, capsys, caplog):
@@ -129,7 +130,8 @@ def test_qa_training_reports_its_steps_and_trains_the_same_bits(tmp_path, shown,
     # the validation lines say how long is left too
     messages = [r.getMessage() for r in caplog.records]
     assert any(re.fullmatch(r"step 2 of 4: loss \S+, selection F1 \S+, about \d\d:\d\d left", m) for m in messages)
-    assert (tmp_path / "quiet" / "model.safetensors").read_bytes() == (tmp_path / "shown" / "model.safetensors").read_bytes()
+    quiet, shown_model = (tmp_path / name / "model.safetensors" for name in ("quiet", "shown"))
+    assert quiet.read_bytes() == shown_model.read_bytes()
 
 
 def test_export_reports_the_triples_it_loads(cli, in_tmp, shown):

@@ -156,7 +156,8 @@ def test_assemble_linking_with_two_workers_stops_keeps_its_shards_and_resumes(tm
     linked = out / "linked"
     done = sorted(p.name for p in linked.glob("shard-*.done.json"))
     assert done[0] == "shard-00000.done.json" and "shard-00001.done.json" not in done
-    assert line == (f"interrupted (SIGTERM): {len(done)} linking shard{'s' * (len(done) > 1)} done and kept in {linked}; "
+    assert line == (f"interrupted (SIGTERM): {len(done)} linking shard{'s' * (len(done) > 1)} done and kept in "
+                    f"{linked}; "
                     f"run the same command again to resume")
     assert not (out / "current").exists()  # nothing published
 
