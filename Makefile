@@ -67,6 +67,7 @@ kg: link extract
 	$(CK) kg assemble
 	$(CK) kg export
 	$(CK) kg summary
+	@echo "next: 'make serve' to explore the KG in a browser, 'make eval' to measure it"
 
 export: venv
 	@test -n "$(ENDPOINT)" || (echo "usage: make export ENDPOINT=http://host:port/..."; exit 2)

@@ -25,9 +25,10 @@ from causalkg import __version__
 from causalkg.core.config import Config, load_config, parse_assignment
 from causalkg.core.deadline import stage_deadline
 from causalkg.core.errors import CausalKGError, ConfigError
+from causalkg.core.interrupts import Interrupted, stop_on_signals
 from causalkg.core.jsonl import allowing_empty_outputs
 from causalkg.options import add_format
-from causalkg.core.progress import progress_enabled
+from causalkg.core.progress import progress_enabled, progress_for_command
 
 STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", "causalkg.evaluation.cli",
               "causalkg.web.cli")
@@ -59,7 +60,7 @@ def _common_options(suppress: bool) -> argparse.ArgumentParser:
                    help="let an empty result, or a corpus that lost documents to a damaged dump, replace "
                         "a larger output (refused otherwise, the old output kept; --force never does this)")
     g.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                   help="only warnings and errors on stderr")
+                   help="no progress and no information lines: only warnings and errors on stderr")
     return p
 
 
@@ -159,12 +160,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "engine", None):
             overrides["run.engine"] = args.engine
         cfg = load_config(getattr(args, "config", None), overrides)
-        if not progress_enabled(cfg.get("run.progress", "auto")):
-            # transformers and huggingface_hub draw bars of their own ("Loading weights", ...):
-            # keep them to terminals like ours. Read when they are first imported, i.e. later.
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        with allowing_empty_outputs(bool(getattr(args, "allow_shrink", False))), \
+        with progress_for_command(bool(getattr(args, "quiet", False)), cfg.get("run.progress", "auto")), \
+                stop_on_signals(), allowing_empty_outputs(bool(getattr(args, "allow_shrink", False))), \
                 stage_deadline(float(cfg.get("run.network_deadline", 0) or 0)):
+            if not progress_enabled():
+                # transformers and huggingface_hub draw bars of their own ("Loading weights", ...):
+                # keep them to terminals like ours. Read when they are first imported, i.e. later.
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             status = handler(args, cfg)
         return int(status or 0)
     except CausalKGError as exc:
@@ -172,9 +174,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        # SIGINT or SIGTERM (stop_on_signals): one line, what the stage kept, and 128 + the signal
+        stop = exc if isinstance(exc, Interrupted) else Interrupted.of(exc, "")
+        print(stop.line(), file=sys.stderr)
+        return stop.exit_code
     except BrokenPipeError:
         return 0
 

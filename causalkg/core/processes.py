@@ -11,6 +11,11 @@ lived on for ever. ``process_pool`` gives every worker ``die_with_parent`` as it
   cover for the moment before prctl took effect).
 
 The resource tracker then sees its last user gone and exits by itself.
+
+Workers ignore SIGINT: Ctrl-C reaches the whole process group, and the parent alone decides
+what an interrupt means (``causalkg.core.interrupts``). On an interrupt the parent takes the
+results already finished (``WorkerPool.salvage``), then ends the workers at once
+(``WorkerPool.stop``, ``stop_workers``) instead of waiting for the calls they are in.
 """
 
 from __future__ import annotations
@@ -46,20 +51,47 @@ def _watch_parent(parent_pid: int, interval: float) -> None:
 
 
 def die_with_parent(parent_pid: int, interval: float = 1.0) -> None:
-    """Make this (worker) process end when ``parent_pid`` is no longer its parent."""
+    """Make this (worker) process end when ``parent_pid`` is no longer its parent, and leave
+    SIGINT to the parent (which stops the workers itself)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _set_pdeathsig()
     if os.getppid() != parent_pid:  # the parent died before the line above took effect
         os._exit(1)
     threading.Thread(target=_watch_parent, args=(parent_pid, interval), name="parent-watch", daemon=True).start()
 
 
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End ``pool``'s worker processes now (SIGKILL: what they were doing is dropped) and shut
+    the pool down, cancelling what was queued. For an interrupt: ``shutdown(wait=True)`` alone
+    waits until every running call has finished."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            proc.kill()
+        except (OSError, ValueError):  # already gone, or already closed
+            pass
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _StoppingPool(ProcessPoolExecutor):
+    """A ``ProcessPoolExecutor`` whose ``with`` block, left by an interrupt (or a generator
+    holding it closed before its end: nobody wants the results any more), stops the workers at
+    once instead of waiting for their calls."""
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Any:
+        if exc_type is not None and issubclass(exc_type, (KeyboardInterrupt, GeneratorExit)):
+            stop_workers(self)
+            return False
+        return super().__exit__(exc_type, exc, tb)
+
+
 def process_pool(max_workers: int, mp_context: Any = None) -> ProcessPoolExecutor:
-    """A ``ProcessPoolExecutor`` whose workers die with this process."""
-    return ProcessPoolExecutor(max_workers=max_workers, mp_context=mp_context,
-                               initializer=die_with_parent, initargs=(os.getpid(),))
+    """A ``ProcessPoolExecutor`` whose workers die with this process, ignore SIGINT, and are
+    stopped at once when its ``with`` block ends in an interrupt."""
+    return _StoppingPool(max_workers=max_workers, mp_context=mp_context,
+                         initializer=die_with_parent, initargs=(os.getpid(),))
 
 
-__all__ = ["WorkerPool", "die_with_parent", "process_pool"]
+__all__ = ["WorkerPool", "die_with_parent", "process_pool", "stop_workers"]
 
 
 # --- a pool of spawned processes, each holding one object built once (a model, a linker) ---
@@ -96,13 +128,17 @@ class WorkerPool:
     ``map_ordered``. Each worker's PyTorch (and ONNX Runtime, which follows it) gets
     ``threads`` threads (0: the CPU cores shared out among the workers). An exception raised
     while building the object or in a call is raised here, by the call; a worker that dies
-    (killed, out of memory) raises ``SourceError`` ("a ``name`` died on ITEM", with ``hint``)."""
+    (killed, out of memory) raises ``SourceError`` ("a ``name`` died on ITEM", with ``hint``).
+
+    On an interrupt the caller takes what ``map_ordered`` had finished but not yet yielded
+    (``salvage``), then ``stop`` ends the workers without waiting for their calls."""
 
     def __init__(self, cls: type, init: tuple, workers: int, *, threads: int = 0, name: str = "worker process",
                  hint: str = "rerun with fewer workers (each holds its own models); finished work is kept and resumed"):
         import multiprocessing
 
         self.name, self.hint = name, hint
+        self._pending: Any = []
         self.workers = max(1, int(workers))
         threads = threads or max(1, (os.cpu_count() or 1) // self.workers)
         ctx = multiprocessing.get_context("spawn")  # workers start clean: no copied threads or locks
@@ -119,6 +155,7 @@ class WorkerPool:
         from collections import deque
 
         pending: deque = deque()
+        self._pending = pending
         it = iter(items)
         exhausted = False
         while True:
@@ -142,6 +179,22 @@ class WorkerPool:
             return fut.result()
         except BrokenProcessPool as exc:
             raise SourceError(f"a {self.name} died on {what} ({exc})", hint=self.hint) from None
+
+    def salvage(self) -> list[tuple[Any, Any]]:
+        """``(item, result)`` of the calls of ``map_ordered`` that have finished but were not
+        yet yielded (they wait behind an earlier item), in item order; the failed and the
+        unfinished are left out. Taken once: what it returns is no longer pending."""
+        done = []
+        for item, fut in list(self._pending):
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                done.append((item, fut.result()))
+        self._pending.clear()
+        return done
+
+    def stop(self) -> None:
+        """End the workers now (their calls in progress are dropped) and shut the pool down."""
+        self._pending.clear()
+        stop_workers(self.pool)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

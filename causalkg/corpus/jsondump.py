@@ -35,7 +35,7 @@ import re
 import shutil
 import time
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
@@ -46,6 +46,8 @@ import pyoxigraph as ox
 from causalkg.core.errors import SourceError
 from causalkg.core.jsonl import atomic_write
 from causalkg.core.ntriples import bulk_load_slices
+from causalkg.core.processes import process_pool
+from causalkg.core.progress import progress
 from causalkg.corpus.queries import ENTITY_PREFIX, Query
 from causalkg.corpus.sparql import QueryStats
 
@@ -251,8 +253,10 @@ def convert(dump: str | os.PathLike, out: str | os.PathLike, keep: DumpFilter, *
         raise SourceError(f"the Wikidata JSON dump {dump} does not exist", hint="pass --wikidata-dump PATH")
     stats = ConvertStats(workers=max(1, int(workers)))
     t0 = time.perf_counter()
+    bar = progress(desc="wikidata dump", unit="line", unit_scale=True)
 
     def take(r: ChunkResult, fh: IO[str]) -> None:
+        bar.update(r.lines)
         stats.lines += r.lines
         stats.entities += r.entities
         stats.triples += len(r.triples)
@@ -266,7 +270,9 @@ def convert(dump: str | os.PathLike, out: str | os.PathLike, keep: DumpFilter, *
                 for first, lines in _chunks(src, chunk_lines):
                     take(convert_lines(lines, keep, first), fh)
         else:
-            with ProcessPoolExecutor(max_workers=stats.workers) as pool:
+            # process_pool: workers that die with this process, leave Ctrl-C to it, and are
+            # stopped at once by an interrupt
+            with process_pool(stats.workers) as pool:
                 pending: deque[Future] = deque()
                 if not dump.name.endswith((".bz2", ".gz")):
                     size = dump.stat().st_size
@@ -288,6 +294,7 @@ def convert(dump: str | os.PathLike, out: str | os.PathLike, keep: DumpFilter, *
                 finally:
                     if dump.name.endswith((".bz2", ".gz")):
                         src.close()
+    bar.close()
     if stats.entities == 0:
         raise SourceError(f"the Wikidata JSON dump {dump} holds no entity",
                           hint="expected a JSON array with one entity per line (latest-all.json.bz2)")

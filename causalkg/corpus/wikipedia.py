@@ -46,6 +46,7 @@ from causalkg.core.contracts import CorpusDocument
 from causalkg.core.errors import SchemaError, SourceError
 from causalkg.core.jsonl import atomic_write, format_validation_error, shrink_allowed
 from causalkg.core.manifest import build_manifest, fingerprint, read_manifest, write_manifest
+from causalkg.core.interrupts import Interrupted
 from causalkg.core.progress import progress
 from causalkg.corpus import dump as dumplib
 from causalkg.corpus.wikitext import CONVERTER_VERSION
@@ -317,7 +318,11 @@ def build_documents(cfg: Config, *, concepts_path: Path, out_dir: Path, refresh:
     parts = _Parts(out_dir / PARTS_DIR, fp, refresh)
     tally = _Tally()
     log.info("wikipedia: %s", "; ".join(lines[:3]))
-    read_info, missing = _read_dump(cfg, plan, parts, tally)
+    try:
+        read_info, missing = _read_dump(cfg, plan, parts, tally)
+    except KeyboardInterrupt as exc:
+        raise Interrupted.of(exc, f"{_parts(len(parts.shards.keys()))} of the dump read done and kept in {parts.folder}; "
+                                  f"run the same command again to resume") from None
     read_s = time.perf_counter() - started
 
     truncated = [f for f in tally.failures if f["kind"] == "stream" and f["message"].startswith("truncated")]
@@ -370,6 +375,10 @@ def build_documents(cfg: Config, *, concepts_path: Path, out_dir: Path, refresh:
     write_manifest(out_dir, manifest)
     shutil.rmtree(parts.folder, ignore_errors=True)
     return {"counts": counts, "notes": notes, "outputs": outputs}
+
+
+def _parts(n: int) -> str:
+    return f"{n} part" if n == 1 else f"{n} parts"
 
 
 def _sha(path: Path) -> str:

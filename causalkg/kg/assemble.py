@@ -42,6 +42,7 @@ from causalkg.core.config import Config
 from causalkg.core.contracts import Extraction, KGEdge, KGMention
 from causalkg.core import faults, generations
 from causalkg.core.errors import ConfigError, SourceError
+from causalkg.core.interrupts import Interrupted
 from causalkg.core.jsonl import LineSpan, ReadStats, atomic_write, iter_json_lines, line_spans, read_jsonl, to_json_line
 from causalkg.core.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.core.models import release_free_heap
@@ -620,6 +621,19 @@ def _link_shards(shards: Shards, lazy: _Linking, opts: dict[str, Any], source: P
                 where = "ray" if engine == "ray" else "pool"
                 for job, result in runner(lazy, chain(todo, it), workers, state):
                     finished(job, *result)
+    except KeyboardInterrupt as exc:
+        # The pool's workers are ended at once; the shards they finished behind one still
+        # running are checkpointed too, so a rerun links only what is left.
+        salvaged = state.pop("salvaged", None)
+        pool = state.pop("pool", None)
+        if salvaged is None and pool is not None:
+            salvaged = pool.salvage()
+            pool.stop()
+        for job, result in salvaged or []:
+            finished(job, *result)
+        done = sum(1 for p in paths if shards.done(p.name[: -len(".jsonl")]) is not None and p.is_file())
+        raise Interrupted.of(exc, f"{done} linking shard{'' if done == 1 else 's'} done and kept in {shards.folder}; "
+                                  f"run the same command again to resume") from None
     finally:
         bar.close()
         if run is not None:
@@ -645,9 +659,15 @@ def _pool_link_all(lazy: _Linking, jobs: Iterable[_Job], workers: int,
 
     pool = WorkerPool(LinkWorker, (lazy.fresh(),), workers, name="linking worker process",
                       hint="rerun with fewer run.workers (each holds a linker; finished shards are kept and resumed)")
+    state["pool"] = pool  # an interrupt while a result is written here: the caller stops it
     try:
         yield from pool.map_ordered("link", jobs, lambda job: (job[2],), what=lambda job: job[1])
+    except KeyboardInterrupt:  # while waiting for a worker: keep what is finished, end the rest now
+        state["salvaged"] = pool.salvage()
+        pool.stop()
+        raise
     finally:
+        state.pop("pool", None)
         pool.close()
 
 

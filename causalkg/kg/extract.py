@@ -36,6 +36,7 @@ from causalkg.core.config import Config
 from causalkg.core.distributed import ActorPool, RaySettings, RayStats, engine_of
 from causalkg.core.contracts import CorpusDocument, Extraction, TextRecord
 from causalkg.core.errors import ConfigError, SchemaError
+from causalkg.core.interrupts import Interrupted
 from causalkg.core.jsonl import ReadStats, atomic_write, format_validation_error, iter_json_lines
 from causalkg.core.layout import extract_input, extract_output
 from causalkg.core.manifest import build_manifest, describe_input, file_sha256, fingerprint
@@ -275,6 +276,9 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
         segmenter = None
         try:  # what the workers' extractor and gate are (a model that does not load fails here)
             who = pool.call("identity")
+        except KeyboardInterrupt:
+            _stop(pool)
+            raise
         except BaseException:
             pool.close()
             raise
@@ -296,6 +300,11 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
         else:
             totals, n_docs, shard_keys, resumed = _extract_local(segmenter, ext, in_path, size, lenient, stats, limit,
                                                                  shards, run_fp, bar)
+    except KeyboardInterrupt as exc:
+        if pool is not None:
+            _stop(pool)
+        raise Interrupted.of(exc, f"{len(shards.keys())} of {plan['shards']} shards of {out_path} done and kept in "
+                                  f"{shards_dir}; run the same command again to resume") from None
     finally:
         bar.close()
         if pool is not None:
@@ -431,13 +440,28 @@ def _extract_pool(pool: "ActorPool | WorkerPool", in_path: Path, size: int, leni
                 continue
             yield k, records, shard_fp
 
-    for (k, records, shard_fp), (text, counts) in pool.map_ordered(
-            "run", todo(), lambda job: (job[1],), what=lambda job: f"shard {job[0]:05d}"):
+    def write(k: int, records: list[dict], shard_fp: str, text: str, counts: dict[str, Any]) -> None:
         with atomic_write(shards.path(keys[k]), allow_empty=True) as fh:  # a shard may find nothing
             fh.write(text)
         shards.finish(keys[k], {"fingerprint": shard_fp, "documents": len(records), "counts": counts})
-        add(counts, len(records))
+
+    try:
+        for (k, records, shard_fp), (text, counts) in pool.map_ordered(
+                "run", todo(), lambda job: (job[1],), what=lambda job: f"shard {job[0]:05d}"):
+            write(k, records, shard_fp, text, counts)
+            add(counts, len(records))
+    except KeyboardInterrupt:
+        # Shards the workers finished behind one still running are kept too: a rerun skips them.
+        for (k, records, shard_fp), (text, counts) in getattr(pool, "salvage", list)():
+            write(k, records, shard_fp, text, counts)
+        raise
     return totals, state["n_docs"], [keys[k] for k in sorted(keys)], state["resumed"]
+
+
+def _stop(pool: "ActorPool | WorkerPool") -> None:
+    """End a pool's work now, on an interrupt (worker processes are killed; a Ray pool, which
+    has no such call, is closed)."""
+    getattr(pool, "stop", pool.close)()
 
 
 def _numeric(stats: dict[str, Any]) -> dict[str, int]:

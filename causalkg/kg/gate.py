@@ -50,6 +50,7 @@ from causalkg.core.models import (bucketed_batches, resolve_device, resolve_enco
 from causalkg.core.config import Config
 from causalkg.core.errors import ConfigError, ModelError
 from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
+from causalkg.core.progress import progress
 
 log = logging.getLogger(__name__)
 
@@ -230,6 +231,7 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     enc = tok(list(texts), truncation=True, max_length=max_length)
     labels = torch.as_tensor(np.asarray(y, dtype=np.float32))
     model.train()
+    bar = progress(total=steps, desc="fine-tuning the gate's encoder", unit="step")
     for idx in bucketed_batches([len(ids) for ids in enc["input_ids"]], batch_size, steps, random.Random(seed),
                                 ties_by_index=True):
         batch = tok.pad([{k: enc[k][i] for k in enc.keys()} for i in idx], return_tensors="pt")
@@ -245,6 +247,8 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
         opt.step()
         sched.step()
         opt.zero_grad()
+        bar.update(1)
+    bar.close()
     model.eval()
     st.save(str(out_dir))
     w = head.weight.detach().cpu().numpy()[0].astype(np.float64) * LOGIT_SCALE
@@ -418,7 +422,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     wtrain, wval = words.transform(t_train), words.transform(t_val)
     best = None
     tried = []
-    for c in plan["c"]:
+    for c in progress(plan["c"], desc="fitting the gate's word model", unit="C"):
         ww, wc, wb = fit_sparse_logistic(wtrain, cue_train, y_train, c)
         lr_val = wval @ ww + x_val[:, -1] * float(wc[0]) + wb
         ap = average_precision(lr_val, y_val)

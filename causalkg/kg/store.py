@@ -37,6 +37,7 @@ from causalkg.core.jsonl import read_jsonl
 from causalkg.core.layout import Layout, default_paths, kg_dir
 from causalkg.core.manifest import build_manifest, file_sha256, fingerprint, read_manifest, write_manifest
 from causalkg.core.ntriples import bulk_load_slices
+from causalkg.core.progress import progress
 from causalkg.core.tables import render_table
 from causalkg.kg import rdf
 from causalkg.kg.kgfiles import MANIFEST_FILE, reading_kg
@@ -389,8 +390,11 @@ def _export_local(cfg: Config, plan: ExportPlan, folder: Path, force: bool, t0: 
                         raise StoreError(f"cannot copy the triple store {old}: {exc}") from None
                     finally:
                         del src
-            for g in plan.graphs:
-                counts[g.graph] = load_graph(st, g)
+            with progress(total=sum(g.triples for g in plan.graphs), desc="loading the store", unit="triple",
+                          unit_scale=True) as bar:
+                for g in plan.graphs:
+                    counts[g.graph] = load_graph(st, g)
+                    bar.update(g.triples)
             st.flush()
         finally:
             del st

@@ -263,7 +263,10 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
             history.append({"step": step, "loss": round(loss_sum / max(1, loss_n), 4),
                             "selection_f1": round(scores["best_f1"], 2),
                             "seconds": round(time.perf_counter() - t0, 1)})
-            log.info("step %d: loss %.3f, selection F1 %.1f", step, loss_sum / max(1, loss_n), scores["best_f1"])
+            elapsed = time.perf_counter() - t0
+            log.info("step %d of %d: loss %.3f, selection F1 %.1f, about %s left", step, plan["steps"],
+                     loss_sum / max(1, loss_n), scores["best_f1"],
+                     bar.format_interval(elapsed / step * (plan["steps"] - step)))
             loss_sum, loss_n = 0.0, 0
             if scores["best_f1"] > best_f1:
                 best_f1, best_step = scores["best_f1"], step

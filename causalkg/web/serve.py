@@ -5,6 +5,9 @@ name (so a web page elsewhere cannot reach it through DNS rebinding). Another ad
 asked for (``allow_remote``); the server is then read-only (pages and SPARQL, no judgements)
 unless a token is set, which judgements must then carry. A token, when set, is needed on
 loopback too.
+
+It says at start where it listens and that Ctrl-C stops it, then logs one line per request
+(method, path, status, milliseconds) at INFO, which ``--quiet`` silences.
 """
 
 from __future__ import annotations
@@ -13,10 +16,14 @@ import ipaddress
 import logging
 import os
 import socket
+import sys
+import time
 from dataclasses import dataclass
+from typing import Any
 
 from causalkg.core.config import Config
 from causalkg.core.errors import ConfigError
+from causalkg.core.interrupts import Interrupted
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +77,31 @@ def plan_serve(cfg: Config, *, host: str | None = None, port: int | None = None,
     return plan, token
 
 
+def logged_requests(app: Any) -> Any:
+    """``app`` (ASGI) logging ``METHOD PATH STATUS N ms`` for each HTTP request it answers (the
+    query string is left out: it may hold a long SPARQL query or a token)."""
+
+    async def wrapped(scope: dict, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http":
+            await app(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+        status = {"code": 500}  # what the server answers when the app fails before a response
+
+        async def watch(message: dict) -> None:
+            if message.get("type") == "http.response.start":
+                status["code"] = int(message["status"])
+            await send(message)
+
+        try:
+            await app(scope, receive, watch)
+        finally:
+            log.info("%s %s %d %.0f ms", scope.get("method", "?"), scope.get("path", "?"), status["code"],
+                     1000 * (time.perf_counter() - t0))
+
+    return wrapped
+
+
 def serve(cfg: Config, *, host: str | None = None, port: int | None = None, allow_remote: bool = False,
           token: str | None = None, kg: str | None = None, judgements: str | None = None,
           dry_run: bool = False) -> ServePlan:
@@ -96,8 +128,12 @@ def serve(cfg: Config, *, host: str | None = None, port: int | None = None, allo
                           hint="pick another --port") from None
     sock.listen(128)  # connections made from now on wait until uvicorn serves them
     plan.port = sock.getsockname()[1]
-    log.info("%s", plan.describe())
-    config = uvicorn.Config(app, log_level="warning", access_log=False, proxy_headers=False,
+    # where it listens is the command's answer, shown with --quiet too (which silences the requests)
+    print(f"{plan.describe()}; press Ctrl-C to stop", file=sys.stderr, flush=True)
+    config = uvicorn.Config(logged_requests(app), log_level="warning", access_log=False, proxy_headers=False,
                             server_header=False, lifespan="off")
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt as exc:  # uvicorn stops gracefully, then raises the signal it caught again
+        raise Interrupted.of(exc, f"the server on port {plan.port} stopped") from None
     return plan

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -74,3 +75,18 @@ def test_a_real_server_answers_pages_and_sparql(kg_project, tmp_path):
         # DNS rebinding: a loopback server answers loopback host names only
         status, _ = _get(srv.url + "/healthz", Host="attacker.example")
         assert status == 400
+
+
+def test_the_server_says_how_to_stop_it_and_logs_each_request_unless_quiet(kg_project, tmp_path):
+    root, _ = kg_project
+    with ServeProcess(root / "data", "--judgements", str(tmp_path / "j.jsonl")) as srv:
+        assert _get(srv.url + "/concept/Q7944")[0] == 200
+        assert _get(srv.url + "/no/such/page")[0] == 404
+    out = "".join(srv.lines)
+    assert "; press Ctrl-C to stop" in out
+    assert srv.proc.returncode == 143 and out.endswith(f"interrupted (SIGTERM): the server on port {srv.url.rsplit(':', 1)[1]} stopped\n")
+    assert re.search(r"^GET /concept/Q7944 200 \d+ ms$", out, re.M), out
+    assert re.search(r"^GET /no/such/page 404 \d+ ms$", out, re.M), out
+    with ServeProcess(root / "data", "--quiet", "--judgements", str(tmp_path / "j.jsonl")) as srv:
+        assert _get(srv.url + "/concept/Q7944")[0] == 200  # the address is still given
+    assert "GET /" not in "".join(srv.lines)

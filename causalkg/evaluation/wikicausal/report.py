@@ -25,6 +25,7 @@ from causalkg.core.errors import CausalKGError
 from causalkg.core.jsonl import atomic_write
 from causalkg.core.layout import Layout
 from causalkg.core.manifest import build_manifest, now_iso, write_manifest
+from causalkg.core.progress import progress
 from causalkg.core.tables import render_table
 from causalkg.evaluation.wikicausal.precision import NO_JUDGE_HINT, eval_precision, judge_consistency
 from causalkg.evaluation.wikicausal.recall import eval_recall
@@ -278,10 +279,12 @@ def eval_report(
 
     lines = _inputs_section(inputs, missing, empty)
 
-    for base in bases:
-        lines += _recall_section(cfg, base, kgs, corpus, root, plot, result)
-
-    lines += _precision_section(cfg, judge, kgs, root, tries, limit, result)
+    with progress(total=len(bases) + 1, desc="eval report", unit="section") as bar:
+        for base in bases:
+            lines += _recall_section(cfg, base, kgs, corpus, root, plot, result)
+            bar.update(1)
+        lines += _precision_section(cfg, judge, kgs, root, tries, limit, result)
+        bar.update(1)
 
     if result.status:
         # an incomplete report goes beside the last complete one, which stays as it was
