@@ -151,7 +151,9 @@ def pair_rows(label: str, records: list[dict], pairs: list[dict], verifier: Any,
         ("hand rules (kg.drop)", None, drop, "flip"),
         ("verifier (reversed flipped)", verdicts, [], "flip"),
         ("verifier (reversed dropped)", verdicts, [], "drop"),
+        ("verifier (reversed kept: not causal dropped only)", verdicts, [], "keep"),
         ("verifier + hand rules", verdicts, drop, "flip"),
+        ("verifier (reversed kept) + hand rules", verdicts, drop, "keep"),
     ]
     configs += [(f"verifier + hand rules without {f}", verdicts, [d for d in drop if d != f], "flip") for f in drop]
     rows = []
@@ -191,19 +193,22 @@ def judged_rows(verifier: Any, drop: Sequence[str]) -> list[dict]:
     flags = [flags_of(it["text"], it["cause"], it["effect"]) for it in items]
     verdicts = [v["verdict"] for v in verifier.judge([i["text"] for i in items], [i["cause"] for i in items],
                                                       [i["effect"] for i in items])]
-    configs: list[tuple[str, bool, Sequence[str]]] = [("no filter", False, []), ("hand rules (kg.drop)", False, drop),
-                                                      ("verifier", True, []), ("verifier + hand rules", True, drop)]
-    configs += [(f"verifier + hand rules without {f}", True, [d for d in drop if d != f]) for f in drop]
+    configs: list[tuple[str, str | None, Sequence[str]]] = [
+        ("no filter", None, []), ("hand rules (kg.drop)", None, drop), ("verifier (reversed flipped)", "flip", []),
+        ("verifier (reversed kept)", "keep", []), ("verifier + hand rules", "flip", drop),
+        ("verifier (reversed kept) + hand rules", "keep", drop)]
+    configs += [(f"verifier + hand rules without {f}", "flip", [d for d in drop if d != f]) for f in drop]
     rows = []
-    for name, use_v, dr in configs:
-        kept, moved = [], 0
+    for name, mode, dr in configs:
+        kept, moved, moved_sup = [], 0, 0
         for it, fl, v in zip(items, flags, verdicts):
             if any(f in dr for f in fl):
                 continue
-            if use_v and v == "not_causal":
+            if mode and v == "not_causal":
                 continue
-            if use_v and v == "reversed":
+            if mode == "flip" and v == "reversed":
                 moved += 1  # flipped to the opposite edge, which nobody judged
+                moved_sup += it["supported"]
                 continue
             kept.append(it)
         sup = [it for it in kept if it["supported"]]
@@ -213,7 +218,7 @@ def judged_rows(verifier: Any, drop: Sequence[str]) -> list[dict]:
                      "supported share": len(sup) / len(kept) if kept else 0.0,
                      "stated+asserted share": (sum(it["stated_asserted"] for it in kept) / len(kept)) if kept else 0.0,
                      "edges": len(edges), "supported edges": len(sup_edges),
-                     "flipped (unjudged)": moved})
+                     "flipped (unjudged)": moved, "flipped, supported as extracted": moved_sup})
     return rows
 
 
@@ -258,7 +263,8 @@ def main() -> None:
     print(f"\n### The judged prose evidence of the snapshot KG ({JUDGED.relative_to(REPO)})\n")
     print(render_table(judged_rows(verifier, drop), ["filter", "items kept", "supported", "supported share",
                                                      "stated+asserted share", "edges", "supported edges",
-                                                     "flipped (unjudged)"], "md", floatfmt=".3g"))
+                                                     "flipped (unjudged)", "flipped, supported as extracted"], "md",
+                       floatfmt=".3g"))
 
 
 if __name__ == "__main__":

@@ -208,13 +208,14 @@ def gate_dtype(cfg: Config) -> str:
 
 def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: Path, *, steps: int,
                       batch_size: int, learning_rate: float, warmup: float, seed: int, dtype: str,
-                      device: str, max_length: int = 128, classes: int = 1) -> tuple[np.ndarray, Any]:
+                      device: str, max_length: int = 128, classes: int = 1,
+                      frozen_layers: int = 0) -> tuple[np.ndarray, Any]:
     """Fine-tune the sentence encoder ``base`` as a classifier: its mean-pooled, L2-normalised
     embedding (what sentence-transformers computes) times ``LOGIT_SCALE`` into one linear unit
     (``classes`` 1: binary cross-entropy on ``y`` in {0, 1}, the causal-sentence gate) or into
     ``classes`` units (cross-entropy on ``y`` in 0..classes-1, the pair verifier), AdamW with
-    linear warm-up and decay, the token embeddings frozen, bfloat16 autocast when ``dtype`` says
-    so. Saves the encoder to ``out_dir`` as a sentence-transformers folder and returns the head
+    linear warm-up and decay, the token embeddings frozen (and the lowest ``frozen_layers``
+    transformer layers: a cheaper backward pass), bfloat16 autocast when ``dtype`` says so. Saves the encoder to ``out_dir`` as a sentence-transformers folder and returns the head
     over its embeddings: (weights, bias) of one unit, or (classes x dim weights, classes biases)."""
     import torch
     from sentence_transformers import SentenceTransformer
@@ -225,6 +226,9 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     model, tok = st[0].auto_model, st.tokenizer
     for p in model.embeddings.parameters():
         p.requires_grad = False
+    for layer in model.encoder.layer[:frozen_layers]:
+        for p in layer.parameters():
+            p.requires_grad = False
     head = torch.nn.Linear(model.config.hidden_size, classes).to(device)
     params = [p for p in list(model.parameters()) + list(head.parameters()) if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.01)

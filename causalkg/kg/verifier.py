@@ -188,6 +188,7 @@ def verifier_plan(cfg: Config, data: str | os.PathLike | None = None) -> dict[st
         "warmup": float(v["train_warmup"]),
         "seed": int(v["train_seed"]),
         "max_length": int(v["max_length"]),
+        "frozen_layers": int(v["train_frozen_layers"]),
         "dtype": "float32",
         "threshold_grid": list(THRESHOLD_GRID),
     }
@@ -241,7 +242,7 @@ def train_verifier(cfg: Config, *, output: str | os.PathLike | None = None, data
     w, b = fine_tune_encoder(plan["encoder"], marked_texts(train), y_train, tmp / ENCODER_DIR, steps=plan["steps"],
                              batch_size=plan["batch_size"], learning_rate=plan["learning_rate"], warmup=plan["warmup"],
                              seed=plan["seed"], dtype="float32", device=dev, max_length=plan["max_length"],
-                             classes=len(LABELS))
+                             classes=len(LABELS), frozen_layers=plan["frozen_layers"])
     tune_seconds = time.perf_counter() - t0
     encoder = Encoder(str(tmp / ENCODER_DIR), device=dev, batch_size=int(v["batch_size"]), **_backend(v, cfg))
     probs = head_probabilities(encoder.encode(marked_texts(val)), w, b)
