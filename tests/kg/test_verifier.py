@@ -119,6 +119,9 @@ def test_onnxruntime_gives_the_probabilities_of_pytorch(trained):
     assert p.shape == (12, 3) and np.allclose(p.sum(axis=1), 1.0)
     assert np.abs(p - q).max() < 1e-4
     assert [v["verdict"] for v in pt.judge(*args)] == [v["verdict"] for v in ox.judge(*args)]
+    # each pair is read both ways: the swapped pair has causal and reversed exchanged
+    swapped = pt.probabilities(args[0], args[2], args[1])
+    assert np.allclose(swapped, p[:, [1, 0, 2]])
 
 
 def test_a_missing_model_and_bad_data_say_what_to_do(tmp_path, trained):
@@ -136,13 +139,32 @@ def test_a_missing_model_and_bad_data_say_what_to_do(tmp_path, trained):
         PairVerifier(trained[0], reversed="swap")
 
 
-def _fixed(folder: Path, out: Path, bias: list[float], **kw) -> PairVerifier:
-    """The trained verifier with its head set to a constant answer (weights 0, these biases):
-    a real model whose verdict a test knows in advance."""
+def _fixed(folder: Path, out: Path, bias: list[float], w: np.ndarray | None = None, **kw) -> PairVerifier:
+    """The trained verifier with its head set by the test (weights ``w``, default 0, and these
+    biases): a real model whose verdict a test knows in advance."""
     shutil.copytree(folder, out)
     with np.load(folder / HEAD) as z:
-        np.savez(out / HEAD, w=np.zeros_like(z["w"]), b=np.asarray(bias, dtype=np.float64))
+        np.savez(out / HEAD, w=np.zeros_like(z["w"]) if w is None else w, b=np.asarray(bias, dtype=np.float64))
     return PairVerifier(out, device="cpu", backend="torch", **kw)
+
+
+def _directional(folder: Path, out: Path, xs: list[Extraction], **kw) -> PairVerifier:
+    """The trained verifier with a head that reads every pair of ``xs`` as reversed: a linear
+    function of the embedding that is +1 on the pairs as given and -1 on them with the spans
+    swapped (least squares: 6 points in 32 dimensions) is the margin of "reversed" over "causal"."""
+    v = PairVerifier(folder, device="cpu", backend="torch")
+    texts = [x.sentence.text for x in xs]
+    c = [(x.cause.start - x.sentence.start, x.cause.end - x.sentence.start) for x in xs]
+    e = [(x.effect.start - x.sentence.start, x.effect.end - x.sentence.start) for x in xs]
+    g = v.encoder.encode([mark_pair(t, a, b) for t, a, b in zip(texts, c, e)]).astype(np.float64)
+    s = v.encoder.encode([mark_pair(t, b, a) for t, a, b in zip(texts, c, e)]).astype(np.float64)
+    x = np.hstack([np.vstack([g, s]), np.ones((2 * len(xs), 1))])
+    sol = np.linalg.lstsq(x, np.r_[np.ones(len(xs)), -np.ones(len(xs))], rcond=None)[0]
+    assert np.allclose(x @ sol, np.r_[np.ones(len(xs)), -np.ones(len(xs))], atol=1e-3)
+    k = 10.0  # half the margin in logits
+    w = np.zeros((3, g.shape[1]))
+    w[0], w[1] = -k * sol[:-1], k * sol[:-1]
+    return _fixed(folder, out, [-k * sol[-1], k * sol[-1], -20.0], w=w, **kw)
 
 
 def _extractions() -> list[Extraction]:
@@ -152,21 +174,28 @@ def _extractions() -> list[Extraction]:
 def test_verdicts_flip_or_drop_reversed_pairs_and_drop_not_causal_ones(trained, tmp_path):
     folder = trained[0]
     xs = _extractions()
-    rev = _fixed(folder, tmp_path / "rev", [0.0, 5.0, 0.0], threshold=0.9)
+    rev = _directional(folder, tmp_path / "rev", xs)
     counts = LinkCounts()
     kept, asr, vds = verify_extractions(xs, None, rev, counts)
     assert asr is None and len(kept) == 3 and counts.verifier_pairs == 3 and counts.verifier_reversed_flipped == 3
     assert all(v["verdict"] == "reversed" and v["flipped"] and v["score"] > 0.9 for v in vds)
     assert [(k.cause.text, k.effect.text) for k in kept] == [(x.effect.text, x.cause.text) for x in xs]
+    # read both ways: the flipped pairs are causal as written
+    assert [v["verdict"] for v in verify_extractions(kept, None, rev, LinkCounts())[2]] == ["causal"] * 3
     rev.reversed = "drop"
     counts = LinkCounts()
     assert verify_extractions(xs, None, rev, counts)[0] == [] and counts.verifier_reversed_dropped == 3
+    rev.reversed = "keep"
+    counts = LinkCounts()
+    assert verify_extractions(xs, None, rev, counts)[0] == xs and counts.verifier_reversed_kept == 3
     nc = _fixed(folder, tmp_path / "nc", [0.0, 0.0, 5.0])
     counts = LinkCounts()
     assert verify_extractions(xs, [None] * 3, nc, counts)[:2] == ([], []) and counts.verifier_not_causal_dropped == 3
+    # a head that cannot tell the two readings apart gives causal and reversed one half each: causal
     ok = _fixed(folder, tmp_path / "ok", [5.0, 0.0, 0.0])
     kept, _, vds = verify_extractions(xs, None, ok, LinkCounts())
     assert kept == xs and [v["verdict"] for v in vds] == ["causal"] * 3 and "flipped" not in vds[0]
+    assert vds[0]["probabilities"]["causal"] == vds[0]["probabilities"]["reversed"]
     # the verdict is recorded in the mention, and only when there is one
     cand = [Candidate(qid=q, label=q, surface=q, score=0.9, kind="class") for q in ("Q1", "Q2")]
     ms, _ = link_pairs(kept[:2], [[cand[0]]] * 2, [[cand[1]]] * 2, {}, verdicts=vds[:2])
@@ -182,10 +211,9 @@ def test_assembly_with_the_verifier_on_keeps_its_verdict_in_the_edges(trained, t
     from causalkg.linking.linker import Linker
 
     folder = trained[0]
-    _fixed(folder, tmp_path / "rev", [0.0, 5.0, 0.0])
-    # the verifier reads direction: the rule that drops reversed pairs is left out of both runs
-    base = {"paths.data": str(tmp_path / "off"), "kg.structured": [], "kg.min_confidence": 0.0,
-            "kg.drop": ["negated", "hedged", "question", "estimate", "unstated", "temporal"]}
+    _fixed(folder, tmp_path / "ok", [5.0, 0.0, 0.0])
+    _fixed(folder, tmp_path / "nc", [0.0, 0.0, 5.0])
+    base = {"paths.data": str(tmp_path / "off"), "kg.structured": [], "kg.min_confidence": 0.0}
     cfg_off = load_config(search_cwd=False, overrides=base)
     lk = Linker.from_concepts(load_concepts(FIX / "concepts.jsonl").values(), cfg_off)
     inputs = {"extractions": FIX / "extractions.jsonl", "corpus": FIX / "corpus.jsonl",
@@ -194,18 +222,24 @@ def test_assembly_with_the_verifier_on_keeps_its_verdict_in_the_edges(trained, t
     edges_off = {e.edge_id: e for e in read_jsonl(off.out / "causal_kg_pairs.jsonl", KGEdge)}
     assert edges_off and off.counts["link_verifier_pairs"] == 0
     assert not any("verifier" in m.model_dump() for e in edges_off.values() for m in e.mentions)
-    cfg_on = load_config(search_cwd=False, overrides={
-        **base, "paths.data": str(tmp_path / "on"), "kg.verifier.enabled": True,
-        "kg.verifier.model": str(tmp_path / "rev"), "kg.verifier.backend": "torch", "kg.verifier.device": "cpu"})
-    on = A.assemble(cfg_on, **inputs)
-    c = on.counts
-    assert c["link_verifier_pairs"] > 0 and c["link_verifier_reversed_flipped"] == c["link_verifier_pairs"]
-    edges_on = {e.edge_id: e for e in read_jsonl(on.out / "causal_kg_pairs.jsonl", KGEdge)}
-    # every prose pair was flipped: an edge A -> B of the run without the verifier is B -> A now
-    flipped = {f"{e.effect.id[0]}_{e.cause.id[0]}" for e in edges_off.values() if e.support.direct_mentions}
-    assert flipped and flipped <= set(edges_on)
-    ms = [m for e in edges_on.values() for m in e.mentions]
-    assert ms and all(m.verifier["verdict"] == "reversed" and m.verifier["flipped"] for m in ms)
+
+    def on(model: str):
+        cfg = load_config(search_cwd=False, overrides={
+            **base, "paths.data": str(tmp_path / model), "kg.verifier.enabled": True,
+            "kg.verifier.model": str(tmp_path / model), "kg.verifier.backend": "torch", "kg.verifier.device": "cpu"})
+        r = A.assemble(cfg, **inputs)
+        return r, {e.edge_id: e for e in read_jsonl(r.out / "causal_kg_pairs.jsonl", KGEdge)}
+
+    r, edges = on("ok")
+    # every pair read as causal: the same edges, each mention with its verdict
+    assert r.counts["link_verifier_pairs"] > 0 and set(edges) == set(edges_off)
+    ms = [m for e in edges.values() for m in e.mentions]
+    assert ms and all(m.verifier["verdict"] == "causal" and m.verifier["probabilities"]["causal"]
+                      == m.verifier["probabilities"]["reversed"] for m in ms)
+    r, edges = on("nc")
+    # every pair read as not causal: no prose pair is linked, so no edge
+    assert r.counts["link_verifier_not_causal_dropped"] == r.counts["link_verifier_pairs"] > 0
+    assert r.counts["link_linked"] == 0 and not edges
 
 
 def test_the_held_out_news_documents_are_in_no_training_or_validation_pair():
