@@ -312,7 +312,9 @@ class KGMention(Record):
     ``source`` says what kind of text it is: ``sentence`` (prose), ``wikipedia_infobox`` (an
     infobox field: ``sentence.text`` is ``field = value``, offsets into that text) or
     ``wikipedia_list`` (an item under a Causes/Aftermath/Consequences-style heading).
-    ``assertion`` is set for prose mentions (schema 1.1; None in older files).
+    ``assertion`` is set for prose mentions (schema 1.1; None in older files). A prose mention
+    assembled with the pair verifier on (``kg.verifier``) also carries ``verifier``, an extra
+    field: ``{"verdict", "score", "probabilities", "flipped"?}``; without it the field is absent.
     """
 
     schema_version: str = KG_SCHEMA_VERSION

@@ -188,11 +188,11 @@ def _code_digest() -> str:
     relinks instead of reusing the old mentions."""
     import hashlib
 
-    from causalkg.kg import mentions, polarity
+    from causalkg.kg import mentions, polarity, verifier
     from causalkg.linking import encoder, index, linker, normalize, sense
 
     h = hashlib.sha256()
-    for mod in (polarity, mentions, linker, index, encoder, normalize, sense):
+    for mod in (polarity, mentions, verifier, linker, index, encoder, normalize, sense):
         h.update(Path(mod.__file__).read_bytes())
     return h.hexdigest()
 
@@ -210,6 +210,8 @@ def _fingerprints(inp: _Inputs, opts: dict[str, Any], linker: Any) -> tuple[str,
         _sha(inp.corpus), _sha(inp.linking_manifest), in_memory,
         {k: opts[k] for k in ("shard_size", "use_context", "allow_self_loops", "k", "threshold", "linking_model",
                               "linking", "assess", "drop", "sense_check", "structured", "structured_min_link")},
+        # only when on: a run with the verifier off keeps the fingerprint it had before there was one
+        *([opts["verifier"]] if "verifier" in opts else []),
     )
     full_fp = fingerprint(link_fp, OUTPUT_VERSION, _sha(inp.concepts), opts)
     return link_fp, full_fp
@@ -249,7 +251,7 @@ def _options(cfg: Config) -> dict[str, Any]:
     bad = [f for f in drop if f not in FLAGS]
     if bad:
         raise ConfigError(f"kg.drop takes {', '.join(FLAGS)}; got {', '.join(map(repr, bad))}")
-    return {
+    opts = {
         "shard_size": int(kg["shard_size"]),
         "use_context": bool(kg["use_context"]),
         "allow_self_loops": bool(kg["allow_self_loops"]),
@@ -273,6 +275,23 @@ def _options(cfg: Config) -> dict[str, Any]:
         "lang": (cfg["wikidata"]["languages"] or ["en"])[0],
         "url_base": cfg["wikipedia"]["url_base"],
     }
+    if bool(kg["verifier"]["enabled"]):
+        opts["verifier"] = _verifier_options(cfg)
+    return opts
+
+
+def _verifier_options(cfg: Config) -> dict[str, Any]:
+    """The settings of the pair verifier that decide which mentions linking gives, with the
+    training fingerprint of its model (a retrained verifier relinks)."""
+    from causalkg.kg.verifier import REVERSED_MODES
+
+    v = cfg["kg"]["verifier"]
+    if v["reversed"] not in REVERSED_MODES:
+        raise ConfigError(f"kg.verifier.reversed must be one of {', '.join(REVERSED_MODES)}, got {v['reversed']!r}")
+    folder = cfg.path("kg.verifier.model")
+    manifest = read_manifest(folder) or {}
+    return {"model": str(folder), "trained": manifest.get("training", {}).get("fingerprint"),
+            "threshold": float(v["threshold"]), "reversed": str(v["reversed"]), "backend": str(v["backend"])}
 
 
 def _sha(path: Path | None) -> str | None:
@@ -440,6 +459,7 @@ class _Linking:
         self._linker = linker
         self.given = linker is not None  # a caller's linker cannot go to other processes
         self._sense: Any = None
+        self._verifier: Any = None
         self.docs: dict[str, DocInfo] | None = None  # None until a shard is linked here
 
     def linker(self) -> Any:
@@ -460,6 +480,13 @@ class _Linking:
 
             self._sense = SenseCheck.from_config(self.cfg, self.linker())
         return self._sense
+
+    def verifier(self) -> Any:
+        if self._verifier is None and "verifier" in self.opts:
+            from causalkg.kg.verifier import PairVerifier
+
+            self._verifier = PairVerifier.from_config(self.cfg)
+        return self._verifier
 
     def fresh(self) -> "_Linking":
         """A copy with nothing loaded, to send to a worker."""
@@ -482,7 +509,8 @@ class _Linking:
         else:
             found, c = link_shard(job, linker, self.documents(), k=opts["k"], use_context=opts["use_context"],
                                   allow_self_loops=opts["allow_self_loops"],
-                                  drop=opts["drop"] if opts["assess"] else None, sense=sense)
+                                  drop=opts["drop"] if opts["assess"] else None, sense=sense,
+                                  verifier=self.verifier())
         # the encoder's and the index search's freed buffers back to the system, or a worker's
         # heap grows shard by shard (about 150 MB over 8 calls at 181,006 concepts)
         release_free_heap()
@@ -498,7 +526,7 @@ class LinkWorker:
 
     def __init__(self, lazy: _Linking):
         self.lazy = lazy
-        lazy.linker(), lazy.sense()
+        lazy.linker(), lazy.sense(), lazy.verifier()
 
     def link(self, job: list[Extraction] | LineSpan) -> tuple[str, int, dict[str, Any], dict[str, Any]]:
         return self.lazy.link(job)

@@ -209,12 +209,15 @@ def gate_dtype(cfg: Config) -> str:
 
 def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: Path, *, steps: int,
                       batch_size: int, learning_rate: float, warmup: float, seed: int, dtype: str,
-                      device: str, max_length: int = 128) -> tuple[np.ndarray, float]:
-    """Fine-tune the sentence encoder ``base`` as a causal-sentence classifier: its mean-pooled,
-    L2-normalised embedding (what sentence-transformers computes) times ``LOGIT_SCALE`` into one
-    linear unit, binary cross-entropy, AdamW with linear warm-up and decay, the token embeddings
-    frozen, bfloat16 autocast when ``dtype`` says so. Saves the encoder to ``out_dir`` as a
-    sentence-transformers folder and returns the head (weights, bias) over its embeddings."""
+                      device: str, max_length: int = 128, classes: int = 1,
+                      frozen_layers: int = 0) -> tuple[np.ndarray, Any]:
+    """Fine-tune the sentence encoder ``base`` as a classifier: its mean-pooled, L2-normalised
+    embedding (what sentence-transformers computes) times ``LOGIT_SCALE`` into one linear unit
+    (``classes`` 1: binary cross-entropy on ``y`` in {0, 1}, the causal-sentence gate) or into
+    ``classes`` units (cross-entropy on ``y`` in 0..classes-1, the pair verifier), AdamW with
+    linear warm-up and decay, the token embeddings frozen (and the lowest ``frozen_layers``
+    transformer layers: a cheaper backward pass), bfloat16 autocast when ``dtype`` says so. Saves the encoder to ``out_dir`` as a sentence-transformers folder and returns the head
+    over its embeddings: (weights, bias) of one unit, or (classes x dim weights, classes biases)."""
     import torch
     from sentence_transformers import SentenceTransformer
     from transformers import get_linear_schedule_with_warmup
@@ -224,12 +227,15 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     model, tok = st[0].auto_model, st.tokenizer
     for p in model.embeddings.parameters():
         p.requires_grad = False
-    head = torch.nn.Linear(model.config.hidden_size, 1).to(device)
+    for layer in model.encoder.layer[:frozen_layers]:
+        for p in layer.parameters():
+            p.requires_grad = False
+    head = torch.nn.Linear(model.config.hidden_size, classes).to(device)
     params = [p for p in list(model.parameters()) + list(head.parameters()) if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.01)
     sched = get_linear_schedule_with_warmup(opt, int(warmup * steps), steps)
     enc = tok(list(texts), truncation=True, max_length=max_length)
-    labels = torch.as_tensor(np.asarray(y, dtype=np.float32))
+    labels = torch.as_tensor(np.asarray(y, dtype=np.float32 if classes == 1 else np.int64))
     model.train()
     bar = progress(total=steps, desc="fine-tuning the gate's encoder", unit="step")
     for idx in bucketed_batches([len(ids) for ids in enc["input_ids"]], batch_size, steps, random.Random(seed),
@@ -240,8 +246,11 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
             hidden = model(**batch).last_hidden_state
         mask = batch["attention_mask"].unsqueeze(-1).float()
         emb = torch.nn.functional.normalize((hidden.float() * mask).sum(1) / mask.sum(1).clamp(min=1.0), dim=-1)
-        logits = LOGIT_SCALE * head(emb).squeeze(-1)
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels[idx].to(device))
+        if classes == 1:
+            logits = LOGIT_SCALE * head(emb).squeeze(-1)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels[idx].to(device))
+        else:
+            loss = torch.nn.functional.cross_entropy(LOGIT_SCALE * head(emb), labels[idx].to(device))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
@@ -251,8 +260,11 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     bar.close()
     model.eval()
     st.save(str(out_dir))
-    w = head.weight.detach().cpu().numpy()[0].astype(np.float64) * LOGIT_SCALE
-    return w, float(head.bias.detach().cpu().item()) * LOGIT_SCALE
+    w = head.weight.detach().cpu().numpy().astype(np.float64) * LOGIT_SCALE
+    b = head.bias.detach().cpu().numpy().astype(np.float64) * LOGIT_SCALE
+    if classes == 1:
+        return w[0], float(b[0])
+    return w, b
 
 
 

@@ -7,6 +7,9 @@ and a pair whose two ends both link above the threshold becomes a mention with i
 - ``link_shard``: one shard of extractions -> mentions (assess, link, sense check, page events);
 - ``assess_extractions``: read each prose pair in its sentence (``kg.polarity``) and leave out the
   pairs it does not assert (``kg.drop``);
+- ``verify_extractions``: the learned pair verifier's verdict on each prose pair (``kg.verifier``,
+  when ``kg.verifier.enabled``): pairs it reads as not causal are left out, reversed ones flipped
+  (or dropped), and the verdict rides on the mention (``KGMention.verifier``);
 - ``page_event_links``: "the attacks" on the page "September 11 attacks" -> the page's event;
 - ``link_pairs``: extractions and their ends' candidates -> mentions (the best candidate of each
   end; self-loops dropped unless allowed);
@@ -58,6 +61,12 @@ class LinkCounts:
     reversed: int = 0
     unstated: int = 0
     temporal: int = 0
+    # the learned pair verifier (kg/verifier.py, when enabled): pairs read, and what it decided
+    verifier_pairs: int = 0
+    verifier_not_causal_dropped: int = 0
+    verifier_reversed_flipped: int = 0
+    verifier_reversed_dropped: int = 0
+    verifier_reversed_kept: int = 0
     # the sense check of the linker's answers (linking/sense.py)
     senses_rejected: int = 0
     page_event_links: int = 0  # "the attacks" on the page "September 11 attacks" -> the page's event
@@ -80,18 +89,20 @@ def link_pairs(
     allow_self_loops: bool = False,
     assertions: Sequence[Assertion | None] | None = None,
     counts: LinkCounts | None = None,
+    verdicts: Sequence[dict[str, Any] | None] | None = None,
 ) -> tuple[list[KGMention], LinkCounts]:
     """Turn extractions and their ends' candidates (best first, all above the threshold) into
     mentions. A pair is kept when both ends have a candidate; a pair whose two ends link to the
-    same concept is dropped unless ``allow_self_loops``. ``assertions`` (one per extraction, or
-    None) are stored on the mentions."""
+    same concept is dropped unless ``allow_self_loops``. ``assertions`` and ``verdicts`` (one per
+    extraction, or None) are stored on the mentions."""
     if not (len(extractions) == len(cause_candidates) == len(effect_candidates)):
         raise ConfigError("link_pairs: one candidate list per extraction end is needed")
     counts = counts if counts is not None else LinkCounts()
     counts.extractions += len(extractions)
     out: list[KGMention] = []
     assertions = list(assertions) if assertions is not None else [None] * len(extractions)
-    for x, cc, ec, asr in zip(extractions, cause_candidates, effect_candidates, assertions):
+    verdicts = list(verdicts) if verdicts is not None else [None] * len(extractions)
+    for x, cc, ec, asr, vd in zip(extractions, cause_candidates, effect_candidates, assertions, verdicts):
         if not cc or not ec:
             _count_unlinked(cc, ec, counts)
             continue
@@ -101,7 +112,10 @@ def link_pairs(
                 counts.self_loops_dropped += 1
                 continue
             counts.self_loops_kept += 1
-        out.append(_mention(x, cc, ec, asr, docs.get(x.doc_id)))
+        m = _mention(x, cc, ec, asr, docs.get(x.doc_id))
+        if vd is not None:
+            m.verifier = vd  # an extra field: mentions made with the verifier off are unchanged
+        out.append(m)
         counts.linked += 1
     return out, counts
 
@@ -178,6 +192,47 @@ def assess_extractions(
     return kept, found
 
 
+def verify_extractions(
+    extractions: Sequence[Extraction], assertions: Sequence[Assertion | None] | None, verifier: Any,
+    counts: LinkCounts,
+) -> tuple[list[Extraction], list[Assertion | None] | None, list[dict[str, Any] | None]]:
+    """The verifier's verdict on each prose pair (``kg.verifier.PairVerifier.judge``), in one
+    call: a pair read as ``not_causal`` is left out; one read as ``reversed`` has its cause and
+    effect swapped (``verifier.reversed`` = flip; the verdict then says ``flipped``), is left out
+    (drop) or kept as extracted (keep). Structured-source pairs are not read (verdict None).
+    Returns the kept extractions, their assertions (None stays None) and verdicts."""
+    idx = [i for i, x in enumerate(extractions) if _source_of(x) == "sentence"]
+    found = verifier.judge([extractions[i].sentence.text for i in idx],
+                           [(extractions[i].cause.start - extractions[i].sentence.start,
+                             extractions[i].cause.end - extractions[i].sentence.start) for i in idx],
+                           [(extractions[i].effect.start - extractions[i].sentence.start,
+                             extractions[i].effect.end - extractions[i].sentence.start) for i in idx])
+    counts.verifier_pairs += len(idx)
+    verdict_of = dict(zip(idx, found))
+    kept: list[Extraction] = []
+    kept_asr: list[Assertion | None] = []
+    kept_vd: list[dict[str, Any] | None] = []
+    for i, x in enumerate(extractions):
+        vd = verdict_of.get(i)
+        if vd is not None and vd["verdict"] == "not_causal":
+            counts.verifier_not_causal_dropped += 1
+            continue
+        if vd is not None and vd["verdict"] == "reversed":
+            if verifier.reversed == "drop":
+                counts.verifier_reversed_dropped += 1
+                continue
+            if verifier.reversed == "flip":
+                x = x.model_copy(update={"cause": x.effect, "effect": x.cause})
+                vd = {**vd, "flipped": True}
+                counts.verifier_reversed_flipped += 1
+            else:
+                counts.verifier_reversed_kept += 1
+        kept.append(x)
+        kept_asr.append(assertions[i] if assertions is not None else None)
+        kept_vd.append(vd)
+    return kept, (kept_asr if assertions is not None else None), kept_vd
+
+
 def _linked(span: Any, cand: Candidate) -> LinkedSpan:
     return LinkedSpan(text=span.text, start=span.start, end=span.end, qid=cand.qid, label=cand.label,
                       kind=cand.kind, link_score=cand.score, match=cand.match)
@@ -193,12 +248,15 @@ def link_shard(
     allow_self_loops: bool = False,
     drop: Sequence[str] | None = None,
     sense: Any = None,
+    verifier: Any = None,
 ) -> tuple[list[KGMention], LinkCounts]:
     """Link the cause and effect phrases of one shard in a single linker call, then build the
     mentions (see :func:`link_pairs`). With ``drop`` (a list of ``kg.polarity`` flags, may be
     empty) every prose pair is assessed first and those the sentence does not assert are left
     out; with ``sense`` (a ``linking.sense.SenseCheck``) candidates that do not mean what the
-    phrase means are removed before the best one is taken."""
+    phrase means are removed before the best one is taken; with ``verifier`` (a
+    ``kg.verifier.PairVerifier``) the prose pairs left are read by it (:func:`verify_extractions`)
+    and its verdicts stored on the mentions."""
     counts = LinkCounts()
     if not extractions:
         return [], counts
@@ -206,6 +264,13 @@ def link_shard(
     if drop is not None:
         n0 = len(extractions)
         extractions, assertions = assess_extractions(extractions, drop, counts)
+        counts.extractions += n0 - len(extractions)
+        if not extractions:
+            return [], counts
+    verdicts = None
+    if verifier is not None:
+        n0 = len(extractions)
+        extractions, assertions, verdicts = verify_extractions(extractions, assertions, verifier, counts)
         counts.extractions += n0 - len(extractions)
         if not extractions:
             return [], counts
@@ -225,7 +290,7 @@ def link_shard(
         results = page_event_links(phrases, checked, [x.doc_id for x in extractions] * 2, docs, linker, sense, counts)
     n = len(extractions)
     return link_pairs(extractions, results[:n], results[n:], docs, allow_self_loops=allow_self_loops,
-                      assertions=assertions, counts=counts)
+                      assertions=assertions, counts=counts, verdicts=verdicts)
 
 
 def page_event_links(

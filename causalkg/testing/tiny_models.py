@@ -122,3 +122,14 @@ def tiny_seq2seq(folder: str | Path, seed: int = 0) -> Path:
                      forced_eos_token_id=102)
     BartForConditionalGeneration(cfg).save_pretrained(folder)
     return folder
+
+
+def tiny_sentence_encoder(folder: str | Path, seed: int = 0) -> Path:
+    """A 2-layer BERT encoder (``AutoModel``) that sentence-transformers loads with mean pooling:
+    a stand-in for the MiniLM sentence encoder the gate and the pair verifier fine-tune."""
+    from transformers import BertModel
+
+    _seed(seed)
+    folder = save_tokenizer(folder)
+    BertModel(_bert_config()).save_pretrained(folder)
+    return folder

@@ -1,5 +1,6 @@
-"""``causalkg kg train-gate`` and ``causalkg kg train-tagger``: thin wrappers over
-``kg.gate.train_gate`` and ``kg.tagger.train_tagger`` (same names, same arguments)."""
+"""``causalkg kg train-gate``, ``causalkg kg train-tagger`` and ``causalkg kg train-verifier``: thin
+wrappers over ``kg.gate.train_gate``, ``kg.tagger.train_tagger`` and ``kg.verifier.train_verifier``
+(same names, same arguments)."""
 
 from __future__ import annotations
 
@@ -40,11 +41,31 @@ def register(group: Any) -> None:
     t.add_argument("--device", metavar="DEV", help="auto | cpu | cuda (default: extract.device)")
     t.add_argument("--if-missing", action="store_true", help="do nothing when the model folder is current")
 
+    v = add_command(
+        group, "train-verifier", _train_verifier, "train the pair verifier (models/causal-verifier)",
+        description=(
+            "Fine-tune MiniLM as a three-class classifier of a sentence with its cause and effect spans\n"
+            "marked (causal as written | reversed | not causal), from snapshots/verifier-training\n"
+            "(Causal News Corpus spans, SemEval-2010 Task 8 relations). The threshold on P(not causal)\n"
+            "is the one with the best macro F1 on the validation split. Float32, seeded."
+        ),
+    )
+    v.add_argument("--output", metavar="DIR", help="model folder (default: kg.verifier.model)")
+    v.add_argument("--data", metavar="DIR", help="folder with train.jsonl and val.jsonl (default: kg.verifier.train_data)")
+    v.add_argument("--if-missing", action="store_true", help="do nothing when the model folder is current")
+
 
 def _train_gate(args: argparse.Namespace, cfg: Config) -> int:
     from causalkg.kg.gate import describe_training, train_gate
 
     print(describe_training(train_gate(cfg, output=args.output, data=args.data, if_missing=args.if_missing)))
+    return 0
+
+
+def _train_verifier(args: argparse.Namespace, cfg: Config) -> int:
+    from causalkg.kg.verifier import describe_training, train_verifier
+
+    print(describe_training(train_verifier(cfg, output=args.output, data=args.data, if_missing=args.if_missing)))
     return 0
 
 
