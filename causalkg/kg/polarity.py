@@ -61,10 +61,12 @@ count. Cues:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-FLAGS = ("negated", "hedged", "question", "estimate", "reversed", "unstated", "temporal")
+from causalkg.core.contracts import Assertion
+
+# The flags, in their declared order (``causalkg.core.contracts.Assertion``).
+FLAGS = tuple(name for name in Assertion.model_fields if name != "evidence")
 DEFAULT_DROP = FLAGS
 
 _WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?|n't|[0-9]+|[,;:()\u2013\u2014?!.]|--")
@@ -125,18 +127,9 @@ STRONG_BACKWARD = ("caused by", "due to", "owing to", "because", "result of", "r
                    "resulting from", "stemmed from", "stems from", "arose from", "arises from")
 
 
-@dataclass
-class Assessment:
-    """What ``assess`` decided about one pair, with the cue words behind each flag."""
-
-    negated: bool = False
-    hedged: bool = False
-    question: bool = False
-    estimate: bool = False
-    reversed: bool = False
-    unstated: bool = False
-    temporal: bool = False
-    evidence: list[str] = field(default_factory=list)
+class Assessment(Assertion):
+    """What ``assess`` decided about one pair, with the cue words behind each flag: the
+    ``Assertion`` record that mentions carry (its flags declared there, once), and what reads it."""
 
     def flags(self) -> list[str]:
         return [f for f in FLAGS if getattr(self, f)]
