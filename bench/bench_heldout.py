@@ -67,6 +67,8 @@ def figures(name: str, pairs: Path, judgements_path: Path, n_articles: int | Non
     from causalkg.core.jsonl import read_jsonl
     from causalkg.kg.judged import load, report, todo_records
 
+    if not pairs.is_file():
+        raise SystemExit(f"error: {pairs} is missing: build it with `python -m bench heldout` (after `make kg`)")
     edges = list(read_jsonl(pairs, KGEdge))
     r = report(edges, load(judgements_path))
     if todo is not None:
