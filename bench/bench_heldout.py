@@ -1,0 +1,125 @@
+"""Edge quality on the held-out Wikipedia event set, dev and test beside the snapshot KG.
+
+    python -m bench heldout                       # build both splits' KGs (or reuse current ones), report
+    python bench/bench_heldout.py --split dev     # one split
+    python bench/bench_heldout.py --limit 4       # the first 4 articles of each split (a quick check)
+    python bench/bench_heldout.py --domain geology --skip-build   # one domain, the KGs already built
+
+Each split (``snapshots/heldout/{dev,test}.jsonl``, built by ``scripts/build_heldout.py``) goes
+through the default pipeline: ``kg extract --input SPLIT`` then ``kg assemble`` against the
+snapshot vocabulary and the models of ``make kg``, into ``data/heldout/<split>/``. Its edges are
+read against the split's own judgements, ``tests/fixtures/judged/heldout-<split>/judgements.jsonl``
+(rubric and keying in ``causalkg/kg/judged.py``): an edge whose evidence item (cause QID, effect
+QID, sentence) was never judged counts neither as good nor bad; it is listed and written to
+``data/heldout/<split>/judge_todo.jsonl`` as a template to judge. The snapshot row reads
+``data/kg/causal_kg_pairs.jsonl`` against ``tests/fixtures/judged/judgements.jsonl`` when that KG
+exists. Only dev (and the snapshot) may inform a rule, threshold or model; test is only run and
+read for the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+HELDOUT = REPO / "snapshots" / "heldout"
+JUDGED = REPO / "tests" / "fixtures" / "judged"
+SPLITS = ("dev", "test")
+
+
+def select(split: str, limit: int | None = None, domain: str | None = None) -> list[str]:
+    """The JSONL lines of one split, in file order: only ``domain``'s articles (``split.tsv``)
+    when given, then the first ``limit``."""
+    lines = [ln for ln in (HELDOUT / f"{split}.jsonl").read_text(encoding="utf-8").split("\n") if ln.strip()]
+    if domain is not None:
+        rows = [r.split("\t") for r in (HELDOUT / "split.tsv").read_text(encoding="utf-8").split("\n")[1:] if r.strip()]
+        ids = {int(r[0]) for r in rows if r[2] == domain}
+        lines = [ln for ln in lines if json.loads(ln)["id"] in ids]
+    return lines[:limit] if limit is not None else lines
+
+
+def build(split: str, work: Path, lines: list[str] | None = None, cfg=None, extractions: Path | None = None) -> Path:
+    """Extract and assemble one split's KG (all of it, or only ``lines`` of it) in ``work``;
+    returns its flat pairs file. ``extractions``: pairs extracted before (no extraction is run)."""
+    import causalkg.api as ck
+
+    src = HELDOUT / f"{split}.jsonl"
+    work.mkdir(parents=True, exist_ok=True)
+    if lines is not None:
+        src = work / "input.jsonl"
+        tmp = src.with_suffix(".tmp")
+        tmp.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
+        tmp.replace(src)
+    if extractions is None:
+        extractions = work / "extractions.jsonl"
+        ck.extract(input=src, out=extractions, cfg=cfg)
+    ck.assemble(extractions=extractions, corpus=src, out=work / "kg", cfg=cfg)
+    return work / "kg" / "causal_kg_pairs.jsonl"
+
+
+def figures(name: str, pairs: Path, judgements_path: Path, n_articles: int | None, todo: Path | None = None) -> dict:
+    """One row of the table: edges, judged, supported %, plausible %, supported per 100 articles,
+    unjudged evidence items (written to ``todo`` when given)."""
+    from causalkg.core.contracts import KGEdge
+    from causalkg.core.jsonl import read_jsonl
+    from causalkg.kg.judged import load, report, todo_records
+
+    if not pairs.is_file():
+        raise SystemExit(f"error: {pairs} is missing: build it with `python -m bench heldout` (after `make kg`)")
+    edges = list(read_jsonl(pairs, KGEdge))
+    r = report(edges, load(judgements_path))
+    if todo is not None:
+        todo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = todo.with_suffix(".tmp")
+        tmp.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in todo_records(r.unjudged)), encoding="utf-8")
+        tmp.replace(todo)
+    per100 = round(100 * r.supported / n_articles, 1) if n_articles else None
+    return {"set": name, "articles": n_articles, "edges": r.edges, "judged": r.judged_edges,
+            "supported %": round(100 * r.supported_share, 1) if r.judged_edges else None,
+            "plausible %": round(100 * r.plausible_share, 1) if r.judged_edges else None,
+            "supported": r.supported, "supported / 100 articles": per100,
+            "unjudged items": len(r.unjudged), "unjudged edges": r.edges - r.judged_edges}
+
+
+def run(splits=SPLITS, limit: int | None = None, domain: str | None = None, data: Path | None = None,
+        skip_build: bool = False, snapshot: bool = True, cfg=None) -> list[dict]:
+    """Build (unless ``skip_build``) and judge each split's KG under ``data/heldout/``; the rows
+    of the table, the snapshot's last when its KG exists."""
+    data = data or REPO / "data"
+    rows = []
+    for split in splits:
+        part = limit is not None or domain is not None
+        name = split + (f"-{domain}" if domain else "") + (f"-first{limit}" if limit is not None else "")
+        work = data / "heldout" / name
+        lines = select(split, limit, domain)
+        pairs = work / "kg" / "causal_kg_pairs.jsonl"
+        if not skip_build:
+            pairs = build(split, work, lines if part else None, cfg)
+        rows.append(figures(name, pairs, JUDGED / f"heldout-{split}" / "judgements.jsonl", len(lines),
+                            work / "judge_todo.jsonl"))
+    snap = data / "kg" / "causal_kg_pairs.jsonl"
+    if snapshot and snap.is_file():
+        rows.append(figures("snapshot", snap, JUDGED / "judgements.jsonl", None))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    from causalkg.core.tables import render_table
+
+    p = argparse.ArgumentParser(prog="bench heldout", description=__doc__.split("\n")[0])
+    p.add_argument("--split", choices=SPLITS, action="append", help="only this split (repeatable)")
+    p.add_argument("--limit", type=int, help="only the first N articles of each split")
+    p.add_argument("--domain", help="only the articles of this SW100 domain (split.tsv), e.g. geology")
+    p.add_argument("--skip-build", action="store_true", help="report the KGs already in data/heldout/")
+    a = p.parse_args(argv if argv is not None else [])
+    rows = run(tuple(a.split or SPLITS), a.limit, a.domain, skip_build=a.skip_build)
+    print(render_table(rows, fmt="text", floatfmt=".1f"))
+    print("\nunjudged items are listed in data/heldout/<split>/judge_todo.jsonl (judge, then append to "
+          "tests/fixtures/judged/heldout-<split>/judgements.jsonl)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,72 @@
+"""The held-out quality figure (``python -m bench heldout``): the split is fixed, a small part of
+dev goes through assemble and the judged fixture, and unjudged items are listed, never counted."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench import bench_heldout as bh
+
+REPO = Path(__file__).resolve().parents[2]
+FIX = REPO / "tests" / "fixtures"
+PART = ("Exxon Valdez Oil Spill", "Hurricane Katrina", "Mount Tambora")
+
+
+def test_the_split_is_the_salted_title_hash_stratified_by_domain():
+    rows = [r.split("\t") for r in (bh.HELDOUT / "split.tsv").read_text(encoding="utf-8").split("\n")[1:] if r]
+    assert len(rows) == 60
+    by_domain: dict[str, list[list[str]]] = {}
+    for r in rows:
+        by_domain.setdefault(r[2], []).append(r)
+    assert sorted(by_domain) == ["disaster", "disease", "economics", "geology", "history", "politics"]
+    for domain, items in by_domain.items():
+        order = sorted(items, key=lambda r: hashlib.sha256(f"causalkg-heldout-v1:{r[3]}".encode()).hexdigest())
+        assert [r[1] for r in order] == ["dev", "test"] * 5, domain
+    for split in bh.SPLITS:
+        ids = {json.loads(x)["id"] for x in bh.select(split)}
+        assert ids == {int(r[0]) for r in rows if r[1] == split}
+    assert len(bh.select("dev", limit=3, domain="geology")) == 3
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A data folder with the small real vocabulary of the kg tests and its linking index."""
+    from causalkg.core.config import load_config
+    from causalkg.linking.index import build_index
+
+    (tmp_path / "data" / "wikidata").mkdir(parents=True)
+    shutil.copy(FIX / "kg" / "concepts.jsonl", tmp_path / "data" / "wikidata" / "concepts.jsonl")
+    cfg = load_config(search_cwd=False, overrides={"paths.data": str(tmp_path / "data")})
+    assert build_index(cfg)["built"]
+    return tmp_path, cfg
+
+
+def test_a_small_part_of_dev_end_to_end(project):
+    root, cfg = project
+    lines = [ln for ln in bh.select("dev") if json.loads(ln)["title"] in PART]
+    work = root / "data" / "heldout" / "dev-part"
+    pairs = bh.build("dev", work, lines, cfg, extractions=FIX / "heldout" / "dev-extractions.jsonl")
+    row = bh.figures("dev-part", pairs, bh.JUDGED / "heldout-dev" / "judgements.jsonl", len(lines),
+                     work / "judge_todo.jsonl")
+    todo = [json.loads(x) for x in (work / "judge_todo.jsonl").read_text(encoding="utf-8").split("\n") if x]
+    edges = [json.loads(x) for x in pairs.read_text(encoding="utf-8").split("\n") if x]
+    assert [(e["cause"]["label"], e["effect"]["label"]) for e in edges] == [("volcanic eruption", "death")]
+    assert row == {"set": "dev-part", "articles": 3, "edges": 1, "judged": 1, "supported %": 100.0,
+                   "plausible %": 100.0, "supported": 1, "supported / 100 articles": 33.3,
+                   "unjudged items": 0, "unjudged edges": 0}
+    assert todo == []
+
+    # without its judgement the same edge is listed to judge, and counted neither good nor bad
+    empty = root / "none.jsonl"
+    empty.write_text("", encoding="utf-8")
+    row = bh.figures("dev-part", pairs, empty, len(lines), work / "judge_todo.jsonl")
+    assert (row["edges"], row["judged"], row["supported"], row["supported %"], row["unjudged edges"]) == (1, 0, 0, None, 1)
+    todo = [json.loads(x) for x in (work / "judge_todo.jsonl").read_text(encoding="utf-8").split("\n") if x]
+    assert len(todo) == row["unjudged items"] == 1
+    assert todo[0]["sentence"].startswith("Most deaths from the eruption")
+    assert all(todo[0][k] is None for k in ("stated", "asserted", "cause_ok", "effect_ok", "plausible"))
