@@ -10,8 +10,11 @@ sentence with the two spans marked (the cause between ``<<`` and ``>>``, the eff
   co-occurrence, a purpose, a description, a part and its whole, a hypothesis, a negation).
 
 The model is the toolkit's sentence encoder (all-MiniLM-L6-v2) fine-tuned as a three-class
-classifier by the gate's trainer (``kg.gate.fine_tune_encoder`` with ``classes=3``: mean-pooled,
-L2-normalised embedding into one linear layer), always in float32 and seeded, and saved as a
+classifier by the gate's trainer (``kg.gate.fine_tune_encoder`` with ``classes=3``). Its head
+reads, as relation classifiers with entity markers do, the encoder's vectors at the two opening
+marks (the first token of ``<<`` and of ``[[``, :func:`mark_pair_at`), each L2-normalised and
+side by side, into one linear layer: the mean over the sentence loses which span is which (a
+sentence and its swapped marking came out nearly alike). Always in float32 and seeded, saved as a
 sentence-transformers folder so that it runs on ONNX Runtime like the gate's encoder
 (``linking.encoder.Encoder``, ``kg.verifier.backend``). ``causalkg kg train-verifier`` trains it
 from ``snapshots/verifier-training/`` (Causal News Corpus spans as written and swapped,
