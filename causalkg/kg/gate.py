@@ -210,7 +210,8 @@ def gate_dtype(cfg: Config) -> str:
 def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: Path, *, steps: int,
                       batch_size: int, learning_rate: float, warmup: float, seed: int, dtype: str,
                       device: str, max_length: int = 128, classes: int = 1,
-                      frozen_layers: int = 0, at_chars: Sequence[Sequence[int]] | None = None) -> tuple[np.ndarray, Any]:
+                      frozen_layers: int = 0,
+                      at_chars: Sequence[Sequence[int]] | None = None) -> tuple[np.ndarray, Any]:
     """Fine-tune the sentence encoder ``base`` as a classifier: its mean-pooled, L2-normalised
     embedding (what sentence-transformers computes) times ``LOGIT_SCALE`` into one linear unit
     (``classes`` 1: binary cross-entropy on ``y`` in {0, 1}, the causal-sentence gate) or into
@@ -219,7 +220,8 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     transformer layers: a cheaper backward pass), bfloat16 autocast when ``dtype`` says so.
     ``at_chars`` (k character offsets per text): the head reads, instead of the mean, the k token
     vectors at those characters, each L2-normalised, side by side (k*dim inputs; what
-    ``Encoder.encode(at_chars=...)`` computes: the pair verifier's span-start marks). Saves the encoder to ``out_dir`` as a sentence-transformers folder and returns the head
+    ``Encoder.encode(at_chars=...)`` computes: the pair verifier's span-start marks). Saves the
+    encoder to ``out_dir`` as a sentence-transformers folder and returns the head
     over its embeddings: (weights, bias) of one unit, or (classes x dim weights, classes biases)."""
     import torch
     from sentence_transformers import SentenceTransformer

@@ -399,5 +399,6 @@ class PairVerifier:
 
 
 __all__ = ["PairVerifier", "train_verifier", "verifier_plan", "verifier_is_current", "describe_training",
-           "mark_pair", "mark_pair_at", "decide", "evaluate", "tune_threshold", "both_ways", "pair_probabilities", "LABELS",
+           "mark_pair", "mark_pair_at", "decide", "evaluate", "tune_threshold", "both_ways", "pair_probabilities",
+           "LABELS",
            "VerifierTrainResult"]
