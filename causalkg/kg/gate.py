@@ -210,13 +210,18 @@ def gate_dtype(cfg: Config) -> str:
 def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: Path, *, steps: int,
                       batch_size: int, learning_rate: float, warmup: float, seed: int, dtype: str,
                       device: str, max_length: int = 128, classes: int = 1,
-                      frozen_layers: int = 0) -> tuple[np.ndarray, Any]:
+                      frozen_layers: int = 0,
+                      at_chars: Sequence[Sequence[int]] | None = None) -> tuple[np.ndarray, Any]:
     """Fine-tune the sentence encoder ``base`` as a classifier: its mean-pooled, L2-normalised
     embedding (what sentence-transformers computes) times ``LOGIT_SCALE`` into one linear unit
     (``classes`` 1: binary cross-entropy on ``y`` in {0, 1}, the causal-sentence gate) or into
     ``classes`` units (cross-entropy on ``y`` in 0..classes-1, the pair verifier), AdamW with
     linear warm-up and decay, the token embeddings frozen (and the lowest ``frozen_layers``
-    transformer layers: a cheaper backward pass), bfloat16 autocast when ``dtype`` says so. Saves the encoder to ``out_dir`` as a sentence-transformers folder and returns the head
+    transformer layers: a cheaper backward pass), bfloat16 autocast when ``dtype`` says so.
+    ``at_chars`` (k character offsets per text): the head reads, instead of the mean, the k token
+    vectors at those characters, each L2-normalised, side by side (k*dim inputs; what
+    ``Encoder.encode(at_chars=...)`` computes: the pair verifier's span-start marks). Saves the
+    encoder to ``out_dir`` as a sentence-transformers folder and returns the head
     over its embeddings: (weights, bias) of one unit, or (classes x dim weights, classes biases)."""
     import torch
     from sentence_transformers import SentenceTransformer
@@ -230,12 +235,17 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     for layer in model.encoder.layer[:frozen_layers]:
         for p in layer.parameters():
             p.requires_grad = False
-    head = torch.nn.Linear(model.config.hidden_size, classes).to(device)
+    k = len(at_chars[0]) if at_chars is not None else 1
+    head = torch.nn.Linear(model.config.hidden_size * k, classes).to(device)
     params = [p for p in list(model.parameters()) + list(head.parameters()) if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.01)
     sched = get_linear_schedule_with_warmup(opt, int(warmup * steps), steps)
     enc = tok(list(texts), truncation=True, max_length=max_length)
     labels = torch.as_tensor(np.asarray(y, dtype=np.float32 if classes == 1 else np.int64))
+    if at_chars is not None:
+        from causalkg.linking.encoder import char_tokens
+
+        where = torch.as_tensor(char_tokens(enc, at_chars))
     model.train()
     bar = progress(total=steps, desc="fine-tuning the gate's encoder", unit="step")
     for idx in bucketed_batches([len(ids) for ids in enc["input_ids"]], batch_size, steps, random.Random(seed),
@@ -244,8 +254,13 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
         batch = {k: v.to(device) for k, v in batch.items()}
         with torch.autocast(device_type=device.split(":")[0], dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
             hidden = model(**batch).last_hidden_state
-        mask = batch["attention_mask"].unsqueeze(-1).float()
-        emb = torch.nn.functional.normalize((hidden.float() * mask).sum(1) / mask.sum(1).clamp(min=1.0), dim=-1)
+        if at_chars is not None:
+            rows = torch.arange(len(idx), device=device)[:, None]
+            picked = torch.nn.functional.normalize(hidden.float()[rows, where[idx].to(device)], dim=-1)
+            emb = picked.reshape(len(idx), -1)
+        else:
+            mask = batch["attention_mask"].unsqueeze(-1).float()
+            emb = torch.nn.functional.normalize((hidden.float() * mask).sum(1) / mask.sum(1).clamp(min=1.0), dim=-1)
         if classes == 1:
             logits = LOGIT_SCALE * head(emb).squeeze(-1)
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels[idx].to(device))

@@ -10,8 +10,11 @@ sentence with the two spans marked (the cause between ``<<`` and ``>>``, the eff
   co-occurrence, a purpose, a description, a part and its whole, a hypothesis, a negation).
 
 The model is the toolkit's sentence encoder (all-MiniLM-L6-v2) fine-tuned as a three-class
-classifier by the gate's trainer (``kg.gate.fine_tune_encoder`` with ``classes=3``: mean-pooled,
-L2-normalised embedding into one linear layer), always in float32 and seeded, and saved as a
+classifier by the gate's trainer (``kg.gate.fine_tune_encoder`` with ``classes=3``). Its head
+reads, as relation classifiers with entity markers do, the encoder's vectors at the two opening
+marks (the first token of ``<<`` and of ``[[``, :func:`mark_pair_at`), each L2-normalised and
+side by side, into one linear layer: the mean over the sentence loses which span is which (a
+sentence and its swapped marking came out nearly alike). Always in float32 and seeded, saved as a
 sentence-transformers folder so that it runs on ONNX Runtime like the gate's encoder
 (``linking.encoder.Encoder``, ``kg.verifier.backend``). ``causalkg kg train-verifier`` trains it
 from ``snapshots/verifier-training/`` (Causal News Corpus spans as written and swapped,
@@ -21,7 +24,8 @@ sentences read around a causal-looking connective; see its SOURCE.md).
 Each pair is read both ways (the spans as given, and swapped) and the two answers are averaged
 with the swapped one's ``causal`` and ``reversed`` exchanged (:func:`both_ways`): the verdict on
 "A causes B" and on "B causes A" then agree by construction, and on validation the direction
-improves (macro F1 0.743 -> 0.759 with the same weights). The decision (:func:`decide`):
+improved (macro F1 0.743 -> 0.759 with the same weights of the earlier sentence-mean head).
+The decision (:func:`decide`):
 ``not_causal`` when P(not_causal) reaches the threshold, else the likelier of ``causal`` and
 ``reversed``. The threshold is the one of a grid that gives the best
 macro F1 on the validation split; the test split is never read here (``python -m bench
@@ -50,7 +54,8 @@ from causalkg.core.manifest import build_manifest, describe_input, fingerprint, 
 from causalkg.core.models import resolve_device, stage_device, training_files
 
 STAGE = "kg.train-verifier"
-VERIFIER_VERSION = 2  # bump when the marking, the head or the decision changes (2: both orientations read)
+VERIFIER_VERSION = 3  # bump when the marking, the head or the decision changes (2: both orientations read;
+#                       3: the head reads the vectors at the two opening marks, not the sentence mean)
 LABELS = ("causal", "reversed", "not_causal")
 HEAD = "verifier.npz"
 ENCODER_DIR = "encoder"
@@ -75,6 +80,20 @@ def mark_pair(text: str, cause: tuple[int, int], effect: tuple[int, int], *, con
     """``text`` with the cause span between ``<<``/``>>`` and the effect span between ``[[``/``]]``
     (offsets into ``text``), cut at word boundaries ``context`` characters before the first span
     and after the last. Overlapping spans are marked as they fall (the marks nest or cross)."""
+    return mark_pair_at(text, cause, effect, context=context)[0]
+
+
+# stand-ins of the marks' length while the text is cut and its spaces squeezed, so the marks'
+# offsets can be found whatever the sentence holds; replaced by the marks at the end
+_STAND_INS = ("\ue000\ue000", "\ue001\ue001", "\ue002\ue002", "\ue003\ue003")
+
+
+def mark_pair_at(text: str, cause: tuple[int, int], effect: tuple[int, int], *,
+                 context: int = CONTEXT_CHARS) -> tuple[str, tuple[int, int]]:
+    """:func:`mark_pair`, and the character offsets in it of the opening cause mark ``<<`` and
+    the opening effect mark ``[[`` (the tokens the classifier reads)."""
+    text = text.translate({ord(c[0]): " " for c in _STAND_INS})
+    marks = dict(zip((CAUSE_MARKS[0], CAUSE_MARKS[1], EFFECT_MARKS[0], EFFECT_MARKS[1]), _STAND_INS))
     n = len(text)
     cs, ce = max(0, min(cause[0], n)), max(0, min(cause[1], n))
     es, ee = max(0, min(effect[0], n)), max(0, min(effect[1], n))
@@ -85,14 +104,19 @@ def mark_pair(text: str, cause: tuple[int, int], effect: tuple[int, int], *, con
         hi += 1
     # marks inserted from the right so earlier offsets stay valid; at one offset, closing marks
     # go before opening ones
-    inserts = sorted([(ce, 0, f" {CAUSE_MARKS[1]} "), (ee, 0, f" {EFFECT_MARKS[1]} "),
-                      (cs, 1, f" {CAUSE_MARKS[0]} "), (es, 1, f" {EFFECT_MARKS[0]} ")], key=lambda t: (t[0], t[1]))
+    inserts = sorted([(ce, 0, f" {marks[CAUSE_MARKS[1]]} "), (ee, 0, f" {marks[EFFECT_MARKS[1]]} "),
+                      (cs, 1, f" {marks[CAUSE_MARKS[0]]} "), (es, 1, f" {marks[EFFECT_MARKS[0]]} ")],
+                     key=lambda t: (t[0], t[1]))
     out = text
     for pos, _, mark in reversed(inserts):
         out = out[:pos] + mark + out[pos:]
     shift_hi = sum(len(m) for pos, _, m in inserts if pos <= hi)
     shift_lo = sum(len(m) for pos, _, m in inserts if pos < lo)
-    return " ".join(out[lo + shift_lo: hi + shift_hi].split())
+    out = " ".join(out[lo + shift_lo: hi + shift_hi].split())
+    starts = (out.index(marks[CAUSE_MARKS[0]]), out.index(marks[EFFECT_MARKS[0]]))
+    for mark, stand_in in marks.items():
+        out = out.replace(stand_in, mark)
+    return out, starts
 
 
 def decide(probs: np.ndarray, threshold: float) -> np.ndarray:
@@ -152,9 +176,11 @@ def read_pairs(path: str | os.PathLike) -> list[dict[str, Any]]:
     return out
 
 
-def marked_texts(records: Sequence[Mapping[str, Any]]) -> list[str]:
-    return [mark_pair(r["text"], (r["cause"]["start"], r["cause"]["end"]), (r["effect"]["start"], r["effect"]["end"]))
-            for r in records]
+def marked_texts(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[tuple[int, int]]]:
+    """The marked texts of ``records`` and the offsets of their opening marks (:func:`mark_pair_at`)."""
+    marked = [mark_pair_at(r["text"], (r["cause"]["start"], r["cause"]["end"]),
+                           (r["effect"]["start"], r["effect"]["end"])) for r in records]
+    return [m for m, _ in marked], [at for _, at in marked]
 
 
 def both_ways(given: np.ndarray, swapped: np.ndarray) -> np.ndarray:
@@ -171,14 +197,15 @@ def pair_probabilities(encoder: Any, texts: Sequence[str], causes: Sequence[tupl
     n = len(texts)
     if n == 0:
         return np.zeros((0, len(LABELS)), dtype=np.float64)
-    marked = [mark_pair(t, c, e) for t, c, e in zip(texts, causes, effects)]
-    marked += [mark_pair(t, e, c) for t, c, e in zip(texts, causes, effects)]
-    p = head_probabilities(encoder.encode(marked, batch_size=batch_size), w, b)
+    marked = [mark_pair_at(t, c, e) for t, c, e in zip(texts, causes, effects)]
+    marked += [mark_pair_at(t, e, c) for t, c, e in zip(texts, causes, effects)]
+    emb = encoder.encode([m for m, _ in marked], batch_size=batch_size, at_chars=[at for _, at in marked])
+    p = head_probabilities(emb, w, b)
     return both_ways(p[:n], p[n:])
 
 
 def head_probabilities(emb: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Softmax of the head over L2-normalised embeddings (pairs x LABELS)."""
+    """Softmax of the head over the span-start vectors (pairs x LABELS)."""
     z = np.asarray(emb, dtype=np.float64) @ np.asarray(w, dtype=np.float64).T + np.asarray(b, dtype=np.float64)
     z -= z.max(axis=1, keepdims=True)
     e = np.exp(z)
@@ -206,6 +233,7 @@ def verifier_plan(cfg: Config, data: str | os.PathLike | None = None) -> dict[st
         "encoder_fingerprint": model_fingerprint(v["encoder"]),
         "labels": list(LABELS),
         "marks": {"cause": list(CAUSE_MARKS), "effect": list(EFFECT_MARKS), "context_chars": CONTEXT_CHARS},
+        "reads": "opening-mark tokens",
         "steps": int(v["train_steps"]),
         "batch_size": int(v["train_batch_size"]),
         "learning_rate": float(v["train_learning_rate"]),
@@ -263,10 +291,11 @@ def train_verifier(cfg: Config, *, output: str | os.PathLike | None = None, data
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     dev = resolve_device(stage_device(cfg, "kg.verifier.device"))
-    w, b = fine_tune_encoder(plan["encoder"], marked_texts(train), y_train, tmp / ENCODER_DIR, steps=plan["steps"],
+    train_texts, train_at = marked_texts(train)
+    w, b = fine_tune_encoder(plan["encoder"], train_texts, y_train, tmp / ENCODER_DIR, steps=plan["steps"],
                              batch_size=plan["batch_size"], learning_rate=plan["learning_rate"], warmup=plan["warmup"],
                              seed=plan["seed"], dtype="float32", device=dev, max_length=plan["max_length"],
-                             classes=len(LABELS), frozen_layers=plan["frozen_layers"])
+                             classes=len(LABELS), frozen_layers=plan["frozen_layers"], at_chars=train_at)
     tune_seconds = time.perf_counter() - t0
     encoder = Encoder(str(tmp / ENCODER_DIR), device=dev, batch_size=int(v["batch_size"]), **_backend(v, cfg))
     probs = pair_probabilities(encoder, [r["text"] for r in val], [(r["cause"]["start"], r["cause"]["end"]) for r in val],
@@ -370,5 +399,6 @@ class PairVerifier:
 
 
 __all__ = ["PairVerifier", "train_verifier", "verifier_plan", "verifier_is_current", "describe_training",
-           "mark_pair", "decide", "evaluate", "tune_threshold", "both_ways", "pair_probabilities", "LABELS",
+           "mark_pair", "mark_pair_at", "decide", "evaluate", "tune_threshold", "both_ways", "pair_probabilities",
+           "LABELS",
            "VerifierTrainResult"]

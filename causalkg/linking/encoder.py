@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -342,19 +342,24 @@ class Encoder:
         value = getattr(self.model, "max_seq_length", None)
         return int(value) if value else None
 
-    def encode(self, texts: Sequence[str], *, batch_size: int | None = None, show_progress: bool = False) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, batch_size: int | None = None, show_progress: bool = False,
+               at_chars: Sequence[Sequence[int]] | None = None) -> np.ndarray:
         """L2-normalised embeddings of ``texts``, each computed in a forward pass padded to its
         own bucket length (``bucket_batches``): the same vector whatever else is encoded with it
-        (in half precision: for a given batch size)."""
+        (in half precision: for a given batch size). ``at_chars`` (k character offsets per text):
+        instead of the mean over the tokens, the k token vectors at those characters
+        (``char_tokens``), each L2-normalised, side by side (texts x k*dim)."""
+        k = len(at_chars[0]) if at_chars is not None and len(at_chars) else 0
         if len(texts) == 0:
-            return np.zeros((0, self.dim), dtype=np.float32)
+            return np.zeros((0, self.dim * max(k, 1)), dtype=np.float32)
         from causalkg.core.progress import progress
 
         tok = self.model.tokenizer
         cap = self.max_seq_length or int(getattr(tok, "model_max_length", 512) or 512)
         enc = tok(list(texts), truncation=True, max_length=cap)
         keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc]
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        out = np.zeros((len(texts), self.dim * max(k, 1)), dtype=np.float32)
+        where = char_tokens(enc, at_chars) if at_chars is not None else None
         size = int(batch_size or self.batch_size)
         # A pass holds at most self.pass_tokens (FIXED_PASS_TOKENS) token rows: the batch size up to
         # buckets of pass_tokens / batch_size tokens, fewer rows for longer ones. In half precision
@@ -375,9 +380,22 @@ class Encoder:
                             padding_side=None)
 
         forward = self._forward_onnx if self._session is not None else self._forward_torch
+        if where is not None:
+            hidden = self._hidden_onnx if self._session is not None else self._hidden_torch
+
+            def forward(f, idx):  # noqa: F811 - the token vectors at the given tokens instead of the mean
+                h = hidden(f)[: len(idx)]
+                picked = h[np.arange(len(idx))[:, None], where[idx]]
+                picked /= np.maximum(np.linalg.norm(picked, axis=2, keepdims=True), 1e-12)
+                return picked.reshape(len(idx), -1).astype(np.float32)
+        else:
+            pooled = forward
+
+            def forward(f, idx):  # noqa: F811
+                return pooled(f)[: len(idx)]
         try:
             with _torch_batches_in_threads(self._session is None and self.model.device.type == "cpu") as run:
-                for idx, vectors in run(lambda batch: (batch[1], forward(feats(batch))[: len(batch[1])]), batches):
+                for idx, vectors in run(lambda batch: (batch[1], forward(feats(batch), np.asarray(batch[1]))), batches):
                     out[idx] = vectors
                     bar.update(len(idx))
         finally:
@@ -393,6 +411,18 @@ class Encoder:
         emb = torch.nn.functional.normalize(emb["sentence_embedding"].float(), p=2, dim=1)
         return emb.cpu().numpy()
 
+    def _hidden_torch(self, feats: dict) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            out = self.model[0]({k: torch.as_tensor(np.asarray(v, dtype=np.int64)).to(self.model.device)
+                                 for k, v in feats.items()})
+        return out["token_embeddings"].float().cpu().numpy()
+
+    def _hidden_onnx(self, feats: dict) -> np.ndarray:
+        return self._session.run(["last_hidden_state"],
+                                 {k: np.asarray(feats[k], dtype=np.int64) for k in self._onnx_inputs})[0]
+
     def _forward_onnx(self, feats: dict) -> np.ndarray:
         """What Transformer -> Pooling(mean) -> Normalize computes, with the transformer on ONNX
         Runtime: the mean of the token vectors the attention mask keeps, L2-normalised."""
@@ -400,6 +430,19 @@ class Encoder:
         mask = np.asarray(feats["attention_mask"], dtype=np.float32)[:, :, None]
         mean = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
         return (mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+
+def char_tokens(enc: Any, at_chars: Sequence[Sequence[int]]) -> np.ndarray:
+    """The index of the token that holds each character offset of ``at_chars`` (k per text) in
+    the fast tokenizer's output ``enc`` (texts x k); an offset the truncation cut off, or one on
+    a space, takes the last token before the closing special token."""
+    out = np.zeros((len(at_chars), len(at_chars[0]) if len(at_chars) else 0), dtype=np.int64)
+    for i, chars in enumerate(at_chars):
+        last = max(0, len(enc["input_ids"][i]) - 2)
+        for j, c in enumerate(chars):
+            t = enc.char_to_token(i, int(c))
+            out[i, j] = last if t is None else min(int(t), last)
+    return out
 
 
 @contextlib.contextmanager

@@ -17,8 +17,8 @@ from causalkg.core.contracts import Candidate, Extraction, KGEdge
 from causalkg.core.errors import ConfigError, ModelError, SchemaError
 from causalkg.core.jsonl import read_jsonl
 from causalkg.kg.mentions import LinkCounts, link_pairs, verify_extractions
-from causalkg.kg.verifier import (HEAD, LABELS, PairVerifier, decide, evaluate, mark_pair, train_verifier,
-                                  tune_threshold)
+from causalkg.kg.verifier import (HEAD, LABELS, PairVerifier, decide, evaluate, mark_pair, mark_pair_at,
+                                  train_verifier, tune_threshold)
 
 REPO = Path(__file__).resolve().parents[2]
 SNAP = REPO / "snapshots" / "verifier-training"
@@ -36,6 +36,17 @@ def test_mark_pair_marks_both_spans_and_cuts_around_them():
     out = mark_pair(long, (600, 610), (618, 624), context=20)
     assert out.startswith("a a") and "<< Heavy rain >> caused [[ floods ]]" in out and out.endswith("b b")
     assert len(out) < 120  # cut at word boundaries about 20 characters around the spans
+
+
+def test_mark_pair_at_gives_the_offsets_of_the_opening_marks():
+    t = "Heavy  rain caused floods in the valley."
+    for cause, effect in (((0, 11), (19, 25)), ((19, 25), (0, 11)), ((0, 39), (19, 25))):
+        out, (c, e) = mark_pair_at(t, cause, effect)
+        assert out == mark_pair(t, cause, effect)
+        assert out[c:c + 2] == "<<" and out[e:e + 2] == "[["
+    # marks already in the sentence do not mislead the offsets
+    out, (c, e) = mark_pair_at("a << b [[ c", (5, 6), (10, 11))
+    assert out == "a << << b >> [[ [[ c ]]" and (c, e) == (5, 16)
 
 
 def test_decide_and_the_threshold_chosen_by_macro_f1():
@@ -94,7 +105,7 @@ def test_training_writes_the_model_and_a_threshold_tuned_on_validation(trained):
     # the best macro F1 of the grid was kept
     assert at["macro_f1"] == max(r["macro_f1"] for r in res.validation["tried"])
     with np.load(folder / HEAD) as z:
-        assert z["w"].shape == (3, 32) and z["b"].shape == (3,)
+        assert z["w"].shape == (3, 64) and z["b"].shape == (3,)  # the cause and effect marks' vectors
     again = train_verifier(cfg, if_missing=True)
     assert again.skipped and "current" in again.reason
 
@@ -124,6 +135,31 @@ def test_onnxruntime_gives_the_probabilities_of_pytorch(trained):
     assert np.allclose(swapped, p[:, [1, 0, 2]])
 
 
+def test_the_head_reads_the_token_vectors_at_the_opening_marks(trained):
+    """What the head reads is the fine-tuned encoder's vector at the ``<<`` token and at the
+    ``[[`` token, each L2-normalised: swapping the spans swaps the two halves' roles, which the
+    sentence mean could not tell apart."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    folder = trained[0]
+    v = PairVerifier(folder, device="cpu", backend="torch")
+    t = "The disease caused more deaths than the war."
+    marked, at = mark_pair_at(t, (4, 11), (19, 30))
+    got = v.encoder.encode([marked], at_chars=[at])[0]
+    st = SentenceTransformer(str(folder / "encoder"), device="cpu")
+    enc = st.tokenizer([marked], return_tensors="pt")
+    with torch.inference_mode():
+        hidden = st[0].auto_model(**enc).last_hidden_state[0].numpy()
+    ids = [enc.char_to_token(0, a) for a in at]
+    assert st.tokenizer.convert_ids_to_tokens([int(enc["input_ids"][0][i]) for i in ids]) == ["<", "["]
+    want = np.concatenate([hidden[i] / np.linalg.norm(hidden[i]) for i in ids])
+    assert got.shape == (64,) and np.allclose(got, want, atol=1e-5)
+    swapped, at2 = mark_pair_at(t, (19, 30), (4, 11))
+    other = v.encoder.encode([swapped], at_chars=[at2])[0]
+    assert not np.allclose(other, got, atol=1e-3)
+
+
 def test_a_missing_model_and_bad_data_say_what_to_do(tmp_path, trained):
     with pytest.raises(ModelError, match="no trained pair verifier") as e:
         PairVerifier(tmp_path)
@@ -151,13 +187,15 @@ def _fixed(folder: Path, out: Path, bias: list[float], w: np.ndarray | None = No
 def _directional(folder: Path, out: Path, xs: list[Extraction], **kw) -> PairVerifier:
     """The trained verifier with a head that reads every pair of ``xs`` as reversed: a linear
     function of the embedding that is +1 on the pairs as given and -1 on them with the spans
-    swapped (least squares: 6 points in 32 dimensions) is the margin of "reversed" over "causal"."""
+    swapped (least squares: 6 points in 64 dimensions) is the margin of "reversed" over "causal"."""
     v = PairVerifier(folder, device="cpu", backend="torch")
     texts = [x.sentence.text for x in xs]
     c = [(x.cause.start - x.sentence.start, x.cause.end - x.sentence.start) for x in xs]
     e = [(x.effect.start - x.sentence.start, x.effect.end - x.sentence.start) for x in xs]
-    g = v.encoder.encode([mark_pair(t, a, b) for t, a, b in zip(texts, c, e)]).astype(np.float64)
-    s = v.encoder.encode([mark_pair(t, b, a) for t, a, b in zip(texts, c, e)]).astype(np.float64)
+    gm = [mark_pair_at(t, a, b) for t, a, b in zip(texts, c, e)]
+    sm = [mark_pair_at(t, b, a) for t, a, b in zip(texts, c, e)]
+    g = v.encoder.encode([m for m, _ in gm], at_chars=[at for _, at in gm]).astype(np.float64)
+    s = v.encoder.encode([m for m, _ in sm], at_chars=[at for _, at in sm]).astype(np.float64)
     x = np.hstack([np.vstack([g, s]), np.ones((2 * len(xs), 1))])
     sol = np.linalg.lstsq(x, np.r_[np.ones(len(xs)), -np.ones(len(xs))], rcond=None)[0]
     assert np.allclose(x @ sol, np.r_[np.ones(len(xs)), -np.ones(len(xs))], atol=1e-3)
