@@ -420,6 +420,44 @@ def _scores(x: np.ndarray, q: np.ndarray, rows) -> list[np.ndarray]:
     return out
 
 
+def bench_nil(holdout: dict) -> dict:
+    """Absent concepts: the alias queries of the hold-out, answered once with the gold concept in
+    the vocabulary (accuracy@1 of the answers given at the default thresholds) and once with it
+    removed (the share of queries that get NIL, i.e. no candidate, rather than a wrong concept).
+
+    Removing the gold concept is done on the candidate list (the linker asked for enough
+    candidates that the next ones fill the gap), which gives what an index without that
+    concept returns, without rebuilding the index once per concept."""
+    from causalkg.linking.sense import SenseCheck
+
+    phrases, gold, linker = holdout["phrases"], holdout["gold"], holdout["linker"]
+    wide = linker.link(phrases, k=20)
+    present = [r[:5] for r in wide]
+    absent = [[c for c in r if c.qid != g][:5] for r, g in zip(wide, gold)]
+    sense = SenseCheck(linker.concepts, encoder=linker.embed)
+    rows = []
+    out = {}
+    for name, pres, abs_ in [("linker at its thresholds", present, absent),
+                             ("+ sense check", sense.filter(phrases, present, phrases),
+                              sense.filter(phrases, absent, phrases))]:
+        answered = [i for i, r in enumerate(pres) if r]
+        right = sum(1 for i in answered if pres[i][0].qid == gold[i])
+        nil = sum(1 for r in abs_ if not r)
+        rows.append({"system": name, "n": len(phrases), "present: answered": len(answered),
+                     "present: acc@1 of all": right / max(len(phrases), 1),
+                     "present: acc@1 of answered": right / max(len(answered), 1),
+                     "absent: NIL rate": nil / max(len(phrases), 1)})
+        out[name] = rows[-1]
+    print("### Absent concepts: the same alias queries with the gold concept in the vocabulary, "
+          "and with it removed (the right answer is then NIL)\n")
+    print(render_table(rows, ["system", "n", "present: answered", "present: acc@1 of all",
+                              "present: acc@1 of answered", "absent: NIL rate"], "md", floatfmt=".3f"))
+    wrong = Counter((p, r[0].qid) for p, r in zip(phrases, absent) if r)
+    print("\nFirst wrong answers with the gold concept absent: "
+          + "; ".join(f"{p!r} -> {q}" for (p, q), _ in list(wrong.items())[:12]) + "\n")
+    return out
+
+
 def main() -> None:
     import torch
 
@@ -436,6 +474,10 @@ def main() -> None:
           f"{torch.get_num_threads()} torch threads, {os.cpu_count()} CPUs, load average {load:.1f} at start; "
           f"vocabulary {CONCEPTS.relative_to(REPO)}: {len(concepts)} concepts\n")
     holdout = bench_holdout(base, concepts, encoder)
+    if os.environ.get("CAUSALKG_BENCH_ONLY") == "nil":
+        bench_nil(holdout)
+        return
+    bench_nil(holdout)
     bench_ibm(concepts, encoder)
     bench_context(base, concepts, encoder)
     bench_throughput(holdout, encoder)
