@@ -25,6 +25,7 @@ from causalkg import __version__
 from causalkg.core.config import Config, load_config, parse_assignment
 from causalkg.core.deadline import stage_deadline
 from causalkg.core.errors import CausalKGError, ConfigError
+from causalkg.core.ranges import check_options
 from causalkg.core.jsonl import allowing_empty_outputs
 from causalkg.options import add_format
 from causalkg.core.progress import progress_enabled
@@ -152,6 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (getattr(args, "_group_parser", None) or parser).print_help()
         return 2
     try:
+        check_options(vars(args))
         assignments = [*(getattr(args, "overrides", None) or []), *(getattr(args, "command_overrides", None) or [])]
         overrides = dict(parse_assignment(a) for a in assignments)
         if getattr(args, "engine", None):

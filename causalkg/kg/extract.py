@@ -227,6 +227,12 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     size = int(shard_size if shard_size is not None else ex["shard_size"])
     if size < 1:
         raise ConfigError("extract.shard_size must be at least 1")
+    if limit is not None and int(limit) < 1:
+        raise ConfigError(f"--limit {limit} is out of range: must be an integer >= 1")
+    # The extractor's name is resolved before anything else, so a dry run refuses what the real
+    # run refuses.
+    from causalkg.registry import parse_spec, registry
+    registry("extractor").base(parse_spec(spec).backend)
     workers = extract_workers(cfg)
     if not in_path.is_file():
         hint = ("build the corpus with 'causalkg corpus build'" if input is None
