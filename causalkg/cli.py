@@ -15,6 +15,7 @@ Errors: a ``CausalKGError`` prints one line, ``error: ...`` with the fix, and ex
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import os
@@ -142,6 +143,31 @@ def _setup_logging(debug: bool, quiet: bool) -> None:
         logging.getLogger(name).setLevel(level)
 
 
+# What to do about the operating system's errors a command cannot work around, by errno.
+_OS_ERROR_HINTS = {
+    errno.ENOSPC: "free space on that disk or point paths.data (or --out) elsewhere, then rerun: finished work is kept",
+    errno.EDQUOT: "free space within your quota or point paths.data (or --out) elsewhere, then rerun",
+    errno.EACCES: "make that path writable by you, or choose another --out or paths.data",
+    errno.EPERM: "make that path writable by you, or choose another --out or paths.data",
+    errno.EROFS: "that file system is read-only: choose a writable --out or paths.data",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n) or use fewer workers (run.workers)",
+    errno.ENFILE: "the system ran out of file handles: close other programs or use fewer workers (run.workers)",
+    errno.ENOENT: "check that the path exists",
+}
+
+
+def os_error_line(exc: OSError, data: "os.PathLike | str | None" = None) -> str:
+    """One line for an ``OSError`` that reached the command: what failed, on which path (the
+    file when the error names one, else the data folder ``data`` being written), and what to
+    do. Nothing was published: the outputs are the previous run's."""
+    what = exc.strerror or str(exc)
+    where = f": {exc.filename}" if exc.filename else f" (writing under {data})" if data else ""
+    if exc.filename2:
+        where += f" -> {exc.filename2}"
+    hint = _OS_ERROR_HINTS.get(exc.errno or 0, "see --debug for the traceback")
+    return f"{what}{where}; the previous outputs are unchanged ({hint})"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``causalkg`` command. Returns the exit status."""
     parser = build_parser()
@@ -152,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         (getattr(args, "_group_parser", None) or parser).print_help()
         return 2
+    cfg: Config | None = None
     try:
         check_options(vars(args))
         assignments = [*(getattr(args, "overrides", None) or []), *(getattr(args, "command_overrides", None) or [])]
@@ -172,11 +199,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:
+        if debug:
+            raise
+        data = cfg.path("paths.data") if cfg is not None else None
+        print(f"error: {os_error_line(exc, data)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 def run(argv: Sequence[str]) -> int:
@@ -191,4 +224,4 @@ if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
 
 
-__all__ = ["main", "run", "add_group", "add_command", "build_parser", "ConfigError"]
+__all__ = ["main", "run", "os_error_line", "add_group", "add_command", "build_parser", "ConfigError"]
