@@ -20,7 +20,7 @@ import importlib
 import logging
 import os
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 from causalkg import __version__
 from causalkg.core.config import Config, load_config, parse_assignment
@@ -63,6 +63,28 @@ def _common_options(suppress: bool) -> argparse.ArgumentParser:
     return p
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for a mistyped command or option, the way a config key gets one."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        import difflib
+        import re
+
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        unknown = re.search(r"unrecognized arguments: (\S+)", message)
+        if choice:
+            names = re.findall(r"'([^']*)'", choice.group(2))
+            close = difflib.get_close_matches(choice.group(1), names, n=1)
+            if close:
+                message += f"; did you mean '{close[0]}'?"
+        elif unknown and unknown.group(1).startswith("-"):
+            opts = [o for a in self._actions for o in a.option_strings]
+            close = difflib.get_close_matches(unknown.group(1).split("=")[0], opts, n=1)
+            if close:
+                message += f"; did you mean {close[0]}?"
+        super().error(message)
+
+
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     def __init__(self, prog: str) -> None:
         super().__init__(prog, max_help_position=32, width=100)
@@ -81,7 +103,7 @@ def add_command(subparsers: Any, name: str, handler: Handler, help: str,
     # "resolve": a command's own --force (with its own help) takes the place of the common one.
     p = subparsers.add_parser(name, help=help, description=description or help, conflict_handler="resolve",
                               parents=[_common_options(suppress=True)], formatter_class=_Formatter)
-    p.set_defaults(_handler=handler)
+    p.set_defaults(_handler=handler, _command_parser=p)
     return p
 
 
@@ -97,7 +119,7 @@ def register_modules(group: Any, package: str, path: Sequence[str]) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="causalkg",
         description="Causal knowledge graphs from Wikipedia and Wikidata, and the measures to judge them.",
         parents=[_common_options(suppress=False)],
@@ -171,7 +193,9 @@ def os_error_line(exc: OSError, data: "os.PathLike | str | None" = None) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``causalkg`` command. Returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the command's own parser, which knows its options
+        (getattr(args, "_command_parser", None) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     debug = bool(getattr(args, "debug", False))
     _setup_logging(debug, bool(getattr(args, "quiet", False)))
     handler: Handler | None = getattr(args, "_handler", None)
