@@ -37,7 +37,7 @@ STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", 
 Handler = Callable[[argparse.Namespace, Config], "int | None"]
 
 
-def _common_options(suppress: bool) -> argparse.ArgumentParser:
+def _common_options(suppress: bool, skip: Sequence[str] = ()) -> argparse.ArgumentParser:
     """Options every command takes, before or after the command name.
 
     ``--set`` before the command and after it go to two lists (``overrides`` and
@@ -51,13 +51,15 @@ def _common_options(suppress: bool) -> argparse.ArgumentParser:
                    help="a TOML file over the defaults (default: ./causalkg.toml when present)")
     g.add_argument("--set", dest="command_overrides" if suppress else "overrides", metavar="KEY=VALUE",
                    action="append", default=default, help="override one config key, e.g. --set wikidata.timeout=30 (repeatable)")
-    g.add_argument("--engine", choices=["local", "ray"], default=default,
-                   help="where the heavy stages run: this machine, or a Ray cluster (run.engine; see run.ray_address)")
+    if "--engine" not in skip:
+        g.add_argument("--engine", choices=["local", "ray"], default=default,
+                       help="where the heavy stages run: this machine, or a Ray cluster (run.engine; see run.ray_address)")
     g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="show tracebacks and debug logs")
-    g.add_argument("--force", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                   help="redo work even when it is current, and allow an empty result to replace a "
-                        "non-empty output (refused otherwise)")
+    if "--force" not in skip:
+        g.add_argument("--force", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                       help="redo work even when it is current, and allow an empty result to replace a "
+                            "non-empty output (refused otherwise)")
     g.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="only warnings and errors on stderr")
     return p
@@ -79,8 +81,11 @@ class _Parser(argparse.ArgumentParser):
                 message += f"; did you mean '{close[0]}'?"
         elif unknown and unknown.group(1).startswith("-"):
             opts = [o for a in self._actions for o in a.option_strings]
-            close = difflib.get_close_matches(unknown.group(1).split("=")[0], opts, n=1)
-            if close:
+            given = unknown.group(1).split("=")[0]
+            close = difflib.get_close_matches(given, opts, n=1)
+            if given in ("--engine", "--force"):
+                message += f"; {given} means nothing to {self.prog}"
+            elif close:
                 message += f"; did you mean {close[0]}?"
         super().error(message)
 
@@ -98,11 +103,12 @@ def add_group(subparsers: Any, name: str, help: str, description: str | None = N
 
 
 def add_command(subparsers: Any, name: str, handler: Handler, help: str,
-                description: str | None = None) -> argparse.ArgumentParser:
-    """A verb: its parser (add options to it) calls ``handler(args, cfg)``."""
+                description: str | None = None, *, skip: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """A verb: its parser (add options to it) calls ``handler(args, cfg)``. ``skip``: common
+    options that mean nothing to this command (``--engine``, ``--force`` for a read-only one)."""
     # "resolve": a command's own --force (with its own help) takes the place of the common one.
     p = subparsers.add_parser(name, help=help, description=description or help, conflict_handler="resolve",
-                              parents=[_common_options(suppress=True)], formatter_class=_Formatter)
+                              parents=[_common_options(suppress=True, skip=skip)], formatter_class=_Formatter)
     p.set_defaults(_handler=handler, _command_parser=p)
     return p
 
