@@ -244,9 +244,10 @@ def check_option(name: str, value: Any, rng: Range) -> None:
 # Numeric command-line options, by their argparse name (``--shard-size`` -> shard_size): checked
 # by the CLI before the command runs. Options that set a config key are also checked there.
 OPTION_RANGES: dict[str, Range] = {
-    "limit": COUNT0, "shard_size": COUNT, "workers": COUNT0, "top": COUNT, "top_k": COUNT, "steps": COUNT,
-    "batch_size": COUNT, "tries": COUNT, "concurrency": COUNT, "chunk_triples": COUNT, "min_support": COUNT,
-    "timeout": TIMEOUT, "threshold": RATIO, "instance_threshold": RATIO, "temperature": Range(0.0, 2.0),
+    # --tries, --steps, --min-support, --top-k and the linker's thresholds are checked by their
+    # commands, with messages of their own.
+    "limit": COUNT0, "shard_size": COUNT, "workers": COUNT0, "top": COUNT, "batch_size": COUNT,
+    "concurrency": COUNT, "chunk_triples": COUNT, "timeout": TIMEOUT, "temperature": Range(0.0, 2.0),
     "seed": SEED, "bootstrap": COUNT, "rounds": COUNT, "learning_rate": RATE, "tau_percentile": Range(0.0, 100.0),
     "tau": Range(None, 1.0), "w": RATIO, "k": RATE, "start": ANY, "port": Range(0, 65535, integer=True),
 }
