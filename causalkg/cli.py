@@ -15,17 +15,19 @@ Errors: a ``CausalKGError`` prints one line, ``error: ...`` with the fix, and ex
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import os
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 from causalkg import __version__
 from causalkg.core.config import Config, load_config, parse_assignment
 from causalkg.core.deadline import stage_deadline
 from causalkg.core.errors import CausalKGError, ConfigError
 from causalkg.core.interrupts import Interrupted, stop_on_signals
+from causalkg.core.ranges import check_options
 from causalkg.core.jsonl import allowing_empty_outputs
 from causalkg.options import add_format
 from causalkg.core.progress import progress_enabled, progress_for_command
@@ -36,7 +38,7 @@ STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", 
 Handler = Callable[[argparse.Namespace, Config], "int | None"]
 
 
-def _common_options(suppress: bool) -> argparse.ArgumentParser:
+def _common_options(suppress: bool, skip: Sequence[str] = ()) -> argparse.ArgumentParser:
     """Options every command takes, before or after the command name.
 
     ``--set`` before the command and after it go to two lists (``overrides`` and
@@ -50,18 +52,46 @@ def _common_options(suppress: bool) -> argparse.ArgumentParser:
                    help="a TOML file over the defaults (default: ./causalkg.toml when present)")
     g.add_argument("--set", dest="command_overrides" if suppress else "overrides", metavar="KEY=VALUE",
                    action="append", default=default, help="override one config key, e.g. --set wikidata.timeout=30 (repeatable)")
-    g.add_argument("--engine", choices=["local", "ray"], default=default,
-                   help="where the heavy stages run: this machine, or a Ray cluster (run.engine; see run.ray_address)")
+    if "--engine" not in skip:
+        g.add_argument("--engine", choices=["local", "ray"], default=default,
+                       help="where the heavy stages run: this machine, or a Ray cluster (run.engine; see run.ray_address)")
     g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="show tracebacks and debug logs")
-    g.add_argument("--force", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                   help="redo work even when it is current")
-    g.add_argument("--allow-shrink", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                   help="let an empty result, or a corpus that lost documents to a damaged dump, replace "
-                        "a larger output (refused otherwise, the old output kept; --force never does this)")
+    if "--force" not in skip:
+        g.add_argument("--force", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                       help="redo work even when it is current")
+    if "--allow-shrink" not in skip:
+        g.add_argument("--allow-shrink", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                       help="let an empty result, or a corpus that lost documents to a damaged dump, replace "
+                            "a larger output (refused otherwise, the old output kept, whatever the other options)")
     g.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="no progress and no information lines: only warnings and errors on stderr")
     return p
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for a mistyped command or option, the way a config key gets one."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        import difflib
+        import re
+
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        unknown = re.search(r"unrecognized arguments: (\S+)", message)
+        if choice:
+            names = re.findall(r"'([^']*)'", choice.group(2))
+            close = difflib.get_close_matches(choice.group(1), names, n=1)
+            if close:
+                message += f"; did you mean '{close[0]}'?"
+        elif unknown and unknown.group(1).startswith("-"):
+            opts = [o for a in self._actions for o in a.option_strings]
+            given = unknown.group(1).split("=")[0]
+            close = difflib.get_close_matches(given, opts, n=1)
+            if given in ("--engine", "--force", "--allow-shrink"):
+                message += f"; {given} means nothing to {self.prog}"
+            elif close:
+                message += f"; did you mean {close[0]}?"
+        super().error(message)
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -77,12 +107,13 @@ def add_group(subparsers: Any, name: str, help: str, description: str | None = N
 
 
 def add_command(subparsers: Any, name: str, handler: Handler, help: str,
-                description: str | None = None) -> argparse.ArgumentParser:
-    """A verb: its parser (add options to it) calls ``handler(args, cfg)``."""
+                description: str | None = None, *, skip: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """A verb: its parser (add options to it) calls ``handler(args, cfg)``. ``skip``: common
+    options that mean nothing to this command (``--engine``, ``--force`` for a read-only one)."""
     # "resolve": a command's own --force (with its own help) takes the place of the common one.
     p = subparsers.add_parser(name, help=help, description=description or help, conflict_handler="resolve",
-                              parents=[_common_options(suppress=True)], formatter_class=_Formatter)
-    p.set_defaults(_handler=handler)
+                              parents=[_common_options(suppress=True, skip=skip)], formatter_class=_Formatter)
+    p.set_defaults(_handler=handler, _command_parser=p)
     return p
 
 
@@ -98,7 +129,7 @@ def register_modules(group: Any, package: str, path: Sequence[str]) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="causalkg",
         description="Causal knowledge graphs from Wikipedia and Wikidata, and the measures to judge them.",
         parents=[_common_options(suppress=False)],
@@ -144,17 +175,46 @@ def _setup_logging(debug: bool, quiet: bool) -> None:
         logging.getLogger(name).setLevel(level)
 
 
+# What to do about the operating system's errors a command cannot work around, by errno.
+_OS_ERROR_HINTS = {
+    errno.ENOSPC: "free space on that disk or point paths.data (or --out) elsewhere, then rerun: finished work is kept",
+    errno.EDQUOT: "free space within your quota or point paths.data (or --out) elsewhere, then rerun",
+    errno.EACCES: "make that path writable by you, or choose another --out or paths.data",
+    errno.EPERM: "make that path writable by you, or choose another --out or paths.data",
+    errno.EROFS: "that file system is read-only: choose a writable --out or paths.data",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n) or use fewer workers (run.workers)",
+    errno.ENFILE: "the system ran out of file handles: close other programs or use fewer workers (run.workers)",
+    errno.ENOENT: "check that the path exists",
+}
+
+
+def os_error_line(exc: OSError, data: "os.PathLike | str | None" = None) -> str:
+    """One line for an ``OSError`` that reached the command: what failed, on which path (the
+    file when the error names one, else the data folder ``data`` being written), and what to
+    do. Nothing was published: the outputs are the previous run's."""
+    what = exc.strerror or str(exc)
+    where = f": {exc.filename}" if exc.filename else f" (writing under {data})" if data else ""
+    if exc.filename2:
+        where += f" -> {exc.filename2}"
+    hint = _OS_ERROR_HINTS.get(exc.errno or 0, "see --debug for the traceback")
+    return f"{what}{where}; the previous outputs are unchanged ({hint})"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``causalkg`` command. Returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the command's own parser, which knows its options
+        (getattr(args, "_command_parser", None) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     debug = bool(getattr(args, "debug", False))
     _setup_logging(debug, bool(getattr(args, "quiet", False)))
     handler: Handler | None = getattr(args, "_handler", None)
     if handler is None:
         (getattr(args, "_group_parser", None) or parser).print_help()
         return 2
+    cfg: Config | None = None
     try:
+        check_options(vars(args))
         assignments = [*(getattr(args, "overrides", None) or []), *(getattr(args, "command_overrides", None) or [])]
         overrides = dict(parse_assignment(a) for a in assignments)
         if getattr(args, "engine", None):
@@ -181,6 +241,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return stop.exit_code
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        if debug:
+            raise
+        data = cfg.path("paths.data") if cfg is not None else None
+        print(f"error: {os_error_line(exc, data)}", file=sys.stderr)
+        return 1
 
 
 def run(argv: Sequence[str]) -> int:
@@ -195,4 +261,4 @@ if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
 
 
-__all__ = ["main", "run", "add_group", "add_command", "build_parser", "ConfigError"]
+__all__ = ["main", "run", "os_error_line", "add_group", "add_command", "build_parser", "ConfigError"]

@@ -511,14 +511,15 @@ class Stats(Result):
 class Summary(Result):
     """Counts and the best-supported edges of the KG (``summary``)."""
 
-    def to_table(self, fmt: str = "text") -> str:
+    def to_table(self, fmt: str = "text", width: int | None = None) -> str:
+        """``width``: fit the text lines to that many columns (the CLI's terminal unless --wide)."""
         from causalkg.kg.stats import render_summary
 
         check_format(fmt)
         if fmt == "csv":  # the best-supported edges; the counts are in the json
             return _table(self.detail.top, ["cause", "effect", "level", "sentences", "documents", "best_score",
                                             "evidence"], "csv", ".3f")
-        return render_summary(self.detail, fmt)
+        return render_summary(self.detail, fmt, width)
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(self.to_table("json"))

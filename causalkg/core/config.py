@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from causalkg.core.errors import ConfigError
+from causalkg.core.ranges import check_ranges
 
 DEFAULTS_PATH = Path(__file__).with_name("defaults.toml")
 # The checkout the package runs from: bundled inputs (``snapshots/...``) are found there when
@@ -46,6 +47,10 @@ def _type_name(value: Any) -> str:
     return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", dict: "table"}.get(
         type(value), type(value).__name__
     )
+
+
+def _article(noun: str) -> str:
+    return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
 
 
 def _check_type(key: str, default: Any, value: Any, origin: str) -> Any:
@@ -71,7 +76,7 @@ def _check_type(key: str, default: Any, value: Any, origin: str) -> Any:
         if isinstance(value, dict):
             return value
     raise ConfigError(
-        f"{origin}: {key} must be a {_type_name(default)}, got {_type_name(value)} {value!r}"
+        f"{origin}: {key} must be {_article(_type_name(default))}, got {_type_name(value)} {value!r}"
     )
 
 
@@ -226,6 +231,7 @@ class Config:
         if not given:
             return self
         merged = _merge(self.data, _nest(given), origin)
+        check_ranges(merged, origin)
         return Config(merged, self.base_dir, self.sources + (origin,))
 
     def to_dict(self) -> dict:
@@ -259,6 +265,7 @@ def load_config(
         user_path = Path(USER_CONFIG_NAME)
     if user_path is not None:
         data = _merge(data, _read_toml(user_path), str(user_path))
+        check_ranges(data, str(user_path))
         sources.append(str(user_path))
         base_dir = user_path.resolve().parent
     cfg = Config(data, base_dir, tuple(sources))

@@ -201,7 +201,11 @@ def begin(root: str | os.PathLike) -> Generation:
     gid = new_id()
     path = gens / f"{BUILDING_PREFIX}{gid}"
     path.mkdir()
-    (path / READERS_LOCK).touch()
+    try:
+        (path / READERS_LOCK).touch()
+    except BaseException:
+        shutil.rmtree(path, ignore_errors=True)  # a full disk or no file handles: leave nothing
+        raise
     return Generation(root, gid, path)
 
 

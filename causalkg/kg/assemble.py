@@ -339,8 +339,14 @@ def _assemble_locked(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: s
         timings["aggregate"] = time.perf_counter() - t2
         t3 = time.perf_counter()
         gen = generations.begin(inp.out_dir)
-        outputs, checksums, rdf_counts = write_outputs(edges, concept_table, gen.path, opts,
-                                                       verify=bool(cfg["kg"]["verify_rdf"]), hook=hook, source=kg)
+        try:
+            outputs, checksums, rdf_counts = write_outputs(edges, concept_table, gen.path, opts,
+                                                           verify=bool(cfg["kg"]["verify_rdf"]), hook=hook,
+                                                           source=kg)
+        except BaseException:
+            # A failed write (a full disk, a read-only folder) leaves no unfinished generation.
+            shutil.rmtree(gen.path, ignore_errors=True)
+            raise
         timings["write"] = time.perf_counter() - t3
         timings["total"] = time.perf_counter() - t0
         all_counts = _all_counts(stats, counts, agg, edges, rdf_counts, documents=kg.documents())
@@ -354,7 +360,11 @@ def _assemble_locked(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: s
                          extra={"fingerprint": full_fp, "generation": gen.id, "checksums": checksums,
                                 "options": opts, "graph": cfg["kg"]["graph"],
                                 **({"linking": run} if run else {})})
-    write_manifest(gen.path, man)
+    try:
+        write_manifest(gen.path, man)
+    except BaseException:
+        shutil.rmtree(gen.path, ignore_errors=True)
+        raise
     faults.point("assemble.before-publish")
     generations.publish(gen, OUTPUT_NAMES, keep=int(cfg["kg"].get("keep_generations", 2)))
     return AssembleResult(inp.out_dir, False, all_counts, outputs, notes, top)

@@ -228,6 +228,12 @@ def extract(cfg: Config, *, extractor: str | None = None, input: str | os.PathLi
     size = int(shard_size if shard_size is not None else ex["shard_size"])
     if size < 1:
         raise ConfigError("extract.shard_size must be at least 1")
+    if limit is not None and int(limit) < 1:
+        raise ConfigError(f"--limit {limit} is out of range: must be an integer >= 1")
+    # The extractor's name is resolved before anything else, so a dry run refuses what the real
+    # run refuses.
+    from causalkg.registry import parse_spec, registry
+    registry("extractor").base(parse_spec(spec).backend)
     workers = extract_workers(cfg)
     if not in_path.is_file():
         hint = ("build the corpus with 'causalkg corpus build'" if input is None
@@ -402,6 +408,9 @@ def _run_notes(cfg: Config, totals: dict[str, int], stats: ReadStats, ext: Any) 
                      f"({100 * candidates / sentences:.1f}%)")
     if stats.skipped:
         notes.append(f"{stats.skipped} invalid input lines skipped (--lenient); first: {stats.errors[0]}")
+    if totals.get("documents_too_long"):
+        notes.append(f"{totals['documents_too_long']} documents longer than extract.max_document_chars "
+                     f"({cfg['extract']['max_document_chars']:,} characters) were skipped")
     if ext.name == "llm" and totals.get("not_in_text"):
         notes.append(f"{totals['not_in_text']} LLM relations named text not in the passage and were dropped")
     return notes
@@ -470,7 +479,11 @@ def _numeric(stats: dict[str, Any]) -> dict[str, int]:
 
 def _shard_output(records: list[dict], segmenter: Segmenter, ext: Extractor) -> tuple[str, dict[str, int]]:
     """A shard's extraction lines (the shard file's exact text) and its counts."""
-    docs = [prepare(r, segmenter) for r in records]
+    # A document over extract.max_document_chars is not read: one pathological record (a
+    # 50 MB line) must not stall the run. It is counted and reported at the end.
+    limit = int(getattr(segmenter, "max_document_chars", 0) or 0)
+    too_long = [r for r in records if limit and len(r["text"]) > limit]
+    docs = [prepare(r, segmenter) for r in records if not (limit and len(r["text"]) > limit)]
     if getattr(segmenter, "gate", None) is not None:
         segmenter.gate.mark([s for d in docs for s in d.sentences])
     order = {d.id: i for i, d in enumerate(docs)}
@@ -490,6 +503,7 @@ def _shard_output(records: list[dict], segmenter: Segmenter, ext: Extractor) -> 
                             "candidates_cue": sum(1 for d in docs for s in d.sentences if s.cues),
                             "candidates_concept": sum(1 for d in docs for s in d.sentences if s.concept_mentions),
                             "empty_documents": sum(1 for d in docs if not d.sentences),
+                            "documents_too_long": len(too_long),
                             **delta}
 
 

@@ -137,7 +137,7 @@ class _Written:
 
     def done(self, name: str, path: Path) -> None:
         self.paths.append(path)
-        faults.point("assemble.output-written")
+        faults.point("assemble.output-written", path)
         if self.hook is not None:
             self.hook("output", {"name": name, "path": str(path)})
 

@@ -159,6 +159,10 @@ def concept_labels(record: Mapping[str, Any]) -> list[tuple[str, str | None, boo
     return out
 
 
+# Documents longer than this are not read (extract.max_document_chars): skipped and counted.
+MAX_DOCUMENT_CHARS = 2_000_000
+
+
 class Segmenter:
     """Splits documents into sentences and marks candidates. One per process; reuse it."""
 
@@ -172,6 +176,7 @@ class Segmenter:
         self.max_chunk_chars = max(1000, min(int(max_chunk_chars), int(self.nlp.max_length)))
         self.max_sentence_chars = max(50, int(max_sentence_chars))
         self.min_mention_chars = min_mention_chars
+        self.max_document_chars = MAX_DOCUMENT_CHARS
 
     def _chunks(self, text: str) -> list[tuple[int, int]]:
         chunks: list[tuple[int, int]] = []
@@ -200,6 +205,10 @@ class Segmenter:
         out: list[Sentence] = []
         for (cstart, cend), doc in zip(chunks, self.nlp.pipe(text[a:b] for a, b in chunks)):
             cue_matches = self.cue_matcher.find(doc, cstart) if self.cue_matcher is not None else []
+            # The cues are handed out in one pass over the chunk (sentences come in order): time
+            # linear in the chunk, not its sentences times its cues.
+            cue_matches = sorted(cue_matches, key=lambda c: c.start)
+            next_cue = 0
             for sent in doc.sents:
                 s, e = cstart + sent.start_char, cstart + sent.end_char
                 while s < e and text[s].isspace():
@@ -209,9 +218,17 @@ class Segmenter:
                 if s >= e:
                     continue
                 for ps, pe in _pieces(text, s, e, self.max_sentence_chars):
+                    while next_cue < len(cue_matches) and cue_matches[next_cue].start < ps:
+                        next_cue += 1
+                    cues = []
+                    k = next_cue
+                    while k < len(cue_matches) and cue_matches[k].start < pe:
+                        if cue_matches[k].end <= pe:
+                            cues.append(cue_matches[k])
+                        k += 1
                     out.append(Sentence(
                         text=text[ps:pe], start=ps, end=pe, section=index.at(ps),
-                        cues=[c for c in cue_matches if ps <= c.start and c.end <= pe],
+                        cues=cues,
                         mentions=finder.find(text[ps:pe], ps),
                     ))
         return out
@@ -224,6 +241,7 @@ def make_cue_segmenter(extract_settings: Mapping[str, Any]) -> "Segmenter":
     from causalkg.kg.cues import BASE_CUES, CNC_CUES, load_lexicon
 
     seg = Segmenter(max_sentence_chars=extract_settings["max_sentence_chars"])
+    seg.max_document_chars = int(extract_settings.get("max_document_chars", MAX_DOCUMENT_CHARS))
     cues = load_lexicon(BASE_CUES, CNC_CUES, min_count=int(extract_settings["cue_min_count"]),
                         min_precision=float(extract_settings["cue_min_precision"]))
     seg.cue_matcher = CueMatcher(seg.nlp, cues)

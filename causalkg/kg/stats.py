@@ -340,7 +340,9 @@ def evidence_of(e: KGEdge, edges: Mapping[str, KGEdge] | None = None, limit: int
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def render_summary(s: KGSummary, fmt: str = "text") -> str:
+def render_summary(s: KGSummary, fmt: str = "text", width: int | None = None) -> str:
+    """The summary as text, md or json. ``width``: in text, the lines are wrapped and the
+    evidence sentences shortened (ending in "...") to fit that many columns; None: full lines."""
     if fmt == "json":
         return json.dumps(s.__dict__, ensure_ascii=False, indent=2)
     c = s.counts
@@ -357,12 +359,36 @@ def render_summary(s: KGSummary, fmt: str = "text") -> str:
     else:
         lines.append("store: not exported yet (run causalkg kg export)")
     tfmt = "md" if fmt == "md" else "text"
+    columns = ["cause", "effect", "level", "sentences", "documents", "best_score", "evidence"]
+    table = render_table(s.top, columns, tfmt, floatfmt=".3f")
+    if tfmt == "text" and width:
+        import textwrap
+
+        lines = [w for line in lines for w in (textwrap.wrap(line, width, subsequent_indent="  ") or [""])]
+        longest = max((len(line) for line in table.splitlines()), default=0)
+        if longest > width and s.top:
+            # Labels are cut to 20 characters first; then the evidence column (the last one) gives
+            # up what the lines are still too long by.
+            rows = list(s.top)
+            for names, floor in ((("cause", "effect"), 20), (("evidence",), 12)):
+                longest = max(len(line) for line in table.splitlines())
+                if longest <= width:
+                    break
+                for name in names:
+                    longest_cell = max(len(str(r.get(name) or "")) for r in rows)
+                    over = longest - width if name == "evidence" else longest_cell - floor
+                    cap = max(floor, longest_cell - over)
+                    rows = [{**r, name: _shorten(str(r.get(name) or ""), cap)} for r in rows]
+                table = render_table(rows, columns, tfmt, floatfmt=".3f")
     lines.append("")
     lines.append(f"The {len(s.top)} best-supported edges")
     lines.append("")
-    lines.append(render_table(s.top, ["cause", "effect", "level", "sentences", "documents", "best_score", "evidence"],
-                              tfmt, floatfmt=".3f"))
+    lines.append(table)
     return "\n".join(lines)
+
+
+def _shorten(text: str, cap: int) -> str:
+    return text if len(text) <= cap else text[: cap - 3].rstrip() + "..."
 
 
 # --- helpers for the notebook ----------------------------------------------------------------

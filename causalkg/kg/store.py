@@ -500,6 +500,10 @@ def query(cfg: Config, sparql: str, *, store: str | Path | None = None, graph: s
     Raises SourceError when there is no store (run causalkg kg export),
     ConfigError when the query is not valid SPARQL or uses SERVICE without ``allow_service``.
     """
+    update = update_keyword(sparql)
+    if update:
+        raise ConfigError(f"updates are refused: the store is read-only to queries ({update})",
+                          hint="the KG changes with causalkg kg assemble and causalkg kg export")
     if not allow_service and uses_service(sparql):
         raise ConfigError("the query has a SERVICE clause: local queries make no outbound requests",
                           hint="pass --allow-service to let this query call other endpoints")
@@ -508,6 +512,20 @@ def query(cfg: Config, sparql: str, *, store: str | Path | None = None, graph: s
         if not db.is_dir():
             raise SourceError(f"no triple store in {folder / 'oxigraph'}", hint="run causalkg kg export")
         return _query_db(cfg, db, sparql, graph=graph, union=union)
+
+
+_UPDATE_WORDS = ("INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH")
+_NOT_CODE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|<[^<>"{}|^`\\\s]*>|#[^\n]*')
+_PROLOGUE = re.compile(r"^\s*(?:(?:PREFIX\s+[\w.-]*:|BASE)\s*)*", re.I)
+
+
+def update_keyword(sparql: str) -> str | None:
+    """The SPARQL Update keyword a request starts with (``INSERT``, ``DELETE``, ...), after its
+    prologue, comments and IRIs; None for a query."""
+    code = _PROLOGUE.sub("", _NOT_CODE.sub(" ", sparql))
+    first = re.match(r"\s*([A-Za-z]+)", code)
+    word = first.group(1).upper() if first else ""
+    return word if word in _UPDATE_WORDS else None
 
 
 def _query_db(cfg: Config, db: Path, sparql: str, *, graph: str | None, union: bool) -> QueryResult:
@@ -559,6 +577,8 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
         return json.dumps({"head": {"vars": result.columns}, "results": {"bindings": bindings}},
                           ensure_ascii=False, indent=1)
     rows = [{c: ("" if r.get(c) is None else r[c].value) for c in result.columns} for r in result.rows]
+    if not rows and fmt == "table":  # say so, rather than print a bare header
+        return "0 rows"
     return render_table(rows, result.columns, {"table": "text", "md": "md", "csv": "csv"}[fmt])
 
 

@@ -522,11 +522,12 @@ def _wants_json(request: Request) -> bool:
 
 
 def _same_origin(request: Request) -> bool:
-    """A POST from another site (its Origin or Referer names another host) is refused."""
+    """A POST from another site (its Origin or Referer names another scheme or host) is refused."""
     origin = request.headers.get("origin") or request.headers.get("referer")
     if not origin or origin == "null":
         return origin != "null"
-    return urlsplit(origin).netloc == request.headers.get("host", "")
+    parts = urlsplit(origin)
+    return parts.scheme == request.url.scheme and parts.netloc == request.headers.get("host", "")
 
 
 def _sparql_format(request: Request, fmt: str) -> str:

@@ -72,8 +72,11 @@ def plan_serve(cfg: Config, *, host: str | None = None, port: int | None = None,
     if not loopback and not allow_remote:
         raise ConfigError(f"{host} is not a loopback address: other machines could reach the server",
                           hint="pass --allow-remote to serve it to them (read-only unless a token is set)")
+    # The Host names answered: the loopback names and the --host given (127.0.0.2 is loopback too).
+    named = [host, f"[{host}]"] if ":" in host and not host.startswith("[") else [host]
+    allowed = LOOPBACK_NAMES + [h for h in named if h not in LOOPBACK_NAMES]
     plan = ServePlan(host, port, read_only=not loopback and not token, token=bool(token),
-                     allowed_hosts=LOOPBACK_NAMES if loopback else None)
+                     allowed_hosts=allowed if loopback else None)
     return plan, token
 
 

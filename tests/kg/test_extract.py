@@ -130,7 +130,7 @@ def test_qa_thresholds_are_honoured(trained_tiny, small_wiki, tmp_path):
     # Anchored pairs score their answer; chained pairs the product of two answers (each >= cut).
     assert 0 < len(mid) < loose.extractions
     assert all(r["score"] >= cut - 1e-6 or "cause_question" in r for r in mid)
-    none = extract(qa_cfg(trained_tiny, **{"extract.min_score": 1.01}), extractor="qa", input=WIKI,
+    none = extract(qa_cfg(trained_tiny, **{"extract.min_score": 1.0}), extractor="qa", input=WIKI,
                    output=tmp_path / "c.jsonl")
     assert none.extractions == 0 and read(tmp_path / "c.jsonl") == []
     abstain = extract(qa_cfg(trained_tiny, **{"extract.null_threshold": 1e9}), extractor="qa", input=WIKI,

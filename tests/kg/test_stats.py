@@ -128,9 +128,15 @@ def test_stats_and_summary_cli_errors(cli, tmp_path):
     assert r.code == 1 and r.err.strip() == f"error: no assembled KG in {tmp_path}/data/kg (run causalkg kg assemble)"
 
 
-def test_summary_cli(cli, project):
+def test_summary_cli(cli, project, monkeypatch):
     root, cfg = project
+    monkeypatch.setenv("COLUMNS", "120")
     r = cli("kg", "summary", cwd=root)
+    assert r.code == 0, r.err
+    # Fits a 120-column terminal: sentences shortened, the header wrapped; --wide shows all.
+    assert max(len(line) for line in r.out.splitlines()) <= 120
+    assert "The undersea megathrust" in r.out and "..." in r.out
+    r = cli("kg", "summary", "--wide", cwd=root)
     assert r.code == 0, r.err
     lines = r.out.splitlines()
     assert lines[0] == (f"causal KG in {root}/data/kg: 13 edges (10 class, 1 instance, 2 mixed) between 13 concepts, "

@@ -250,6 +250,15 @@ def test_query_cli_errors(cli, project, tmp_path):
     root, _ = project
     r = cli("kg", "query", "SELEKT nothing", cwd=root)
     assert r.code == 2 and r.err.startswith("error: the query is not valid SPARQL:")
+    # An update gets the web endpoint's wording, whatever its prologue.
+    for update, word in (("INSERT DATA { wd:Q1 ck:causes wd:Q2 }", "INSERT"),
+                         ("PREFIX x: <http://x/> # note\nDELETE WHERE { ?s ?p ?o }", "DELETE")):
+        r = cli("kg", "query", update, cwd=root)
+        assert r.code == 2 and r.err.strip() == (f"error: updates are refused: the store is read-only to queries "
+                                                 f"({word}) (the KG changes with causalkg kg assemble and "
+                                                 f"causalkg kg export)")
+    r = cli("kg", "query", "SELECT ?x WHERE { ?x ck:causes wd:Q0 }", cwd=root)
+    assert r.code == 0 and r.out.strip() == "0 rows"
     r = cli("kg", "query", cwd=root)
     assert r.code == 2 and r.err.strip() == "error: no query given (causalkg kg query 'SELECT ...' or --file query.rq)"
     r = cli("kg", "query", "ASK {}", cwd=tmp_path)

@@ -300,6 +300,12 @@ def test_judgements_from_another_site_are_refused(client):
     r = client.post("/edge/Q7944_Q8070/judge", data={"mention_id": MENTION, "verdict": "wrong", "judge": "x"},
                     headers={"Origin": "http://evil.example"})
     assert r.status_code == 403 and not client.judgements.exists()
+    # The same host under another scheme is another origin.
+    host = client.base_url.netloc.decode() if isinstance(client.base_url.netloc, bytes) else client.base_url.netloc
+    other = "https" if client.base_url.scheme == "http" else "http"
+    r = client.post("/edge/Q7944_Q8070/judge", data={"mention_id": MENTION, "verdict": "wrong", "judge": "x"},
+                    headers={"Origin": f"{other}://{host}"})
+    assert r.status_code == 403 and not client.judgements.exists()
 
 
 def test_read_only_server_refuses_judgements(kg_project, tmp_path):

@@ -76,29 +76,34 @@ def register(group: Any) -> None:
         group, "query", _query, "run a SPARQL query over the embedded store",
         description=(
             "The default graph is the KG's named graph; the Base KG is in GRAPH <kg.base_graph>. The prefixes\n"
-            "ck, wd, wdt, rdfs, prov, dcterms, schema, xsd, edge and mention are predeclared.\n"
+            "ck, wd, wdt, rdfs, prov, dcterms, schema, xsd, edge and mention are predeclared. An empty answer\n"
+            "prints '0 rows'; csv and json are the SPARQL 1.1 results formats; updates are refused.\n"
             "Example: causalkg kg query 'SELECT ?effect ?label WHERE { wd:Q7944 ck:causes ?effect .\n"
             "         ?effect rdfs:label ?label }'"
         ),
+        skip=("--engine", "--force", "--allow-shrink"),
     )
     q.add_argument("sparql", nargs="?", metavar="SPARQL", help="the query (or --file)")
     q.add_argument("--file", metavar="FILE", help="read the query from a file ('-' for stdin)")
-    add_format(q, "answer (csv and json: the SPARQL results formats)")
+    add_format(q, "answer")
     q.add_argument("--store", metavar="DIR", help="the embedded store's folder (default: <paths.data>/store)")
     q.add_argument("--union", action="store_true", help="query the union of all graphs as the default graph")
     q.add_argument("--allow-service", action="store_true",
                    help="let SERVICE clauses call other SPARQL endpoints (refused by default: no outbound requests)")
 
-    s = add_command(group, "stats", _stats, "graph statistics of the KG (networkx) and agreement with the Base KG")
+    s = add_command(group, "stats", _stats, "graph statistics of the KG (networkx) and agreement with the Base KG",
+                    skip=("--engine", "--force", "--allow-shrink"))
     s.add_argument("--level", choices=["all", "class", "instance", "mixed"], default="all", help="which edges (default all)")
     s.add_argument("--kg", metavar="DIR", help="the assembled KG (default: <paths.data>/kg)")
     s.add_argument("--base-kg", metavar="FILE", help="the Base KG (default: <paths.data>/wikidata/base_kg.jsonl)")
     s.add_argument("--top", type=int, metavar="N", help="rows in the top tables (kg.top)")
     add_format(s)
 
-    m = add_command(group, "summary", _summary, "counts and the best-supported edges of the KG (ends make kg)")
+    m = add_command(group, "summary", _summary, "counts and the best-supported edges of the KG (ends make kg)",
+                    skip=("--engine", "--force", "--allow-shrink"))
     m.add_argument("--kg", metavar="DIR", help="the assembled KG (default: <paths.data>/kg)")
     m.add_argument("--top", type=int, metavar="N", help="edges shown (kg.top)")
+    m.add_argument("--wide", action="store_true", help="full lines (default: text fits the terminal's width)")
     add_format(m)
 
 
@@ -145,4 +150,7 @@ def _stats(args: argparse.Namespace, cfg: Config) -> None:
 def _summary(args: argparse.Namespace, cfg: Config) -> None:
     from causalkg.api import summary
 
-    print(summary(kg=args.kg, top=args.top, cfg=cfg).to_table(args.format))
+    import shutil
+
+    width = None if args.wide else shutil.get_terminal_size((100, 24)).columns
+    print(summary(kg=args.kg, top=args.top, cfg=cfg).to_table(args.format, width=width))
