@@ -16,7 +16,7 @@ from __future__ import annotations
 import hmac
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -39,7 +39,8 @@ from causalkg.web import judgements as J
 from causalkg.web.edgetable import FACETS, SORTS, EdgeQuery, edge_table
 from causalkg.web.examples import EXAMPLES, by_name
 from causalkg.web.kgview import LEVELS, KGView, KGViews, highlight, revision_url, snapshot_note
-from causalkg.web.sparql import QueryError, SparqlResult, run_query, to_csv, to_json, to_ntriples, to_tsv
+from causalkg.web.sparql import (QueryError, SparqlResult, negotiate, query_form, run_query, to_csv, to_graph_text,
+                                 to_json, to_tsv, to_xml)
 
 log = logging.getLogger(__name__)
 
@@ -48,12 +49,7 @@ STATIC_DIR = HERE / "static"
 TEMPLATES_DIR = HERE / "templates"
 TOKEN_COOKIE = "causalkg_token"
 
-SPARQL_TYPES = {
-    "json": "application/sparql-results+json",
-    "csv": "text/csv; charset=utf-8",
-    "tsv": "text/tab-separated-values; charset=utf-8",
-    "nt": "application/n-triples",
-}
+CORS_MAX_AGE = 600  # seconds a browser may keep a preflight answer
 
 
 @dataclass
@@ -72,6 +68,7 @@ class Settings:
     result_cap: int = 10000
     queue_seed: int = 15
     allowed_hosts: list[str] | None = None
+    cors_origins: list[str] = field(default_factory=list)
 
 
 def _data(cfg: Config) -> Path:
@@ -386,8 +383,32 @@ class WebApp:
                          timeout=self.s.query_timeout, cap=self.s.result_cap, prefixes=dict(rdf.PREFIXES),
                          union=union)
 
+    def _cors(self, request: Request) -> dict[str, str]:
+        """CORS headers for a request whose Origin is one of ``web.cors_origins`` (none otherwise)."""
+        origin = request.headers.get("origin", "")
+        allowed = self.s.cors_origins
+        if not origin or not allowed:
+            return {}
+        if "*" in allowed:
+            return {"Access-Control-Allow-Origin": "*"}
+        if origin in allowed:
+            return {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+        return {}
+
     async def sparql(self, request: Request) -> Response:
-        """The SPARQL 1.1 Protocol endpoint (query operation only)."""
+        """The SPARQL 1.1 Protocol endpoint (query operation only), with CORS when configured."""
+        if request.method == "OPTIONS":
+            headers = self._cors(request)
+            if headers:
+                headers.update({"Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+                                "Access-Control-Allow-Headers": "Content-Type, Accept",
+                                "Access-Control-Max-Age": str(CORS_MAX_AGE)})
+            return Response(status_code=204, headers={"Allow": "GET, POST, OPTIONS", **headers})
+        response = await self._sparql(request)
+        response.headers.update(self._cors(request))
+        return response
+
+    async def _sparql(self, request: Request) -> Response:
         from starlette.concurrency import run_in_threadpool
 
         params = dict(request.query_params)
@@ -414,18 +435,22 @@ class WebApp:
         graphs = request.query_params.getlist("default-graph-uri")
         if len(graphs) > 1:
             return _sparql_error(400, "one default-graph-uri at most")
-        fmt = _sparql_format(request, params.get("format", ""))
+        fmt, accept = params.get("format", ""), request.headers.get("accept", "")
         try:
+            form = query_form(query)
+            if form is not None:  # refuse what cannot be given before running the query
+                negotiate(form, accept, fmt)
             res = await run_in_threadpool(self.run_sparql, query, default_graph=graphs[0] if graphs else None,
                                           union=params.get("union", "") in ("1", "true"))
+            name, media = negotiate(res.kind, accept, fmt)
             if res.kind == "graph":
-                body, media = to_ntriples(res), SPARQL_TYPES["nt"]
-            elif fmt == "csv":
-                body, media = to_csv(res), SPARQL_TYPES["csv"]
-            elif fmt == "tsv":
-                body, media = to_tsv(res), SPARQL_TYPES["tsv"]
+                from causalkg.kg import rdf
+
+                body = to_graph_text(res, name, dict(rdf.PREFIXES))
             else:
-                body, media = to_json(res), SPARQL_TYPES["json"]
+                body = {"json": to_json, "xml": to_xml, "csv": to_csv, "tsv": to_tsv}[name](res)
+            if media.startswith("text/") or media.endswith("xml"):
+                media += "; charset=utf-8"
         except QueryError as exc:
             return _sparql_error(exc.status, str(exc))
         headers = {"X-Result-Cap": str(res.cap)}
@@ -529,20 +554,6 @@ def _same_origin(request: Request) -> bool:
     return urlsplit(origin).netloc == request.headers.get("host", "")
 
 
-def _sparql_format(request: Request, fmt: str) -> str:
-    fmt = fmt.lower()
-    aliases = {"json": "json", "csv": "csv", "tsv": "tsv", "application/sparql-results+json": "json",
-               "text/csv": "csv", "text/tab-separated-values": "tsv"}
-    if fmt in aliases:
-        return aliases[fmt]
-    accept = request.headers.get("accept", "")
-    for part in accept.split(","):
-        media = part.split(";")[0].strip().lower()
-        if media in aliases:
-            return aliases[media]
-    return "json"
-
-
 def _sparql_error(status: int, message: str) -> Response:
     return PlainTextResponse(f"error: {message}\n", status_code=status)
 
@@ -585,6 +596,7 @@ def create_app(cfg: Config, *, kg: str | None = None, store: str | None = None, 
         query_timeout=float(query_timeout if query_timeout is not None else web["query_timeout"]),
         result_cap=int(result_cap if result_cap is not None else web["result_cap"]),
         queue_seed=int(web["queue_seed"]), allowed_hosts=allowed_hosts,
+        cors_origins=[str(o).rstrip("/") for o in web.get("cors_origins", [])],
     )
     if settings.query_timeout <= 0 or settings.result_cap < 1:
         raise ConfigError("web.query_timeout must be > 0 and web.result_cap at least 1")
@@ -628,7 +640,7 @@ def create_app(cfg: Config, *, kg: str | None = None, store: str | None = None, 
         Route("/graph/{qid}", w.graph),
         Route("/api/graph/{qid}", w.api_graph),
         Route("/paths", w.paths),
-        Route("/sparql", w.sparql, methods=["GET", "POST"]),
+        Route("/sparql", w.sparql, methods=["GET", "POST", "OPTIONS"]),
         Route("/query", w.query_page),
         Route("/queue", w.queue),
         Route("/report", w.report),

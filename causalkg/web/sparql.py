@@ -127,7 +127,7 @@ def run_query(folder: str | Path, query: str, *, default_graph: str | None, time
     return SparqlResult(**answer)
 
 
-# --- result formats (SPARQL 1.1 Query Results JSON, CSV and TSV) -----------------------------
+# --- result formats (SPARQL 1.1 Query Results JSON, XML, CSV and TSV) -----------------------------
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
@@ -162,7 +162,7 @@ def _nt_term(t: dict[str, str]) -> str:
 
 def to_csv(res: SparqlResult) -> str:
     if res.kind == "ask":
-        return "_askResult\r\n" + ("true" if res.boolean else "false") + "\r\n"
+        raise QueryError("an ASK answer has no CSV or TSV form: ask for JSON or XML", 406)
     if res.kind == "graph":
         raise QueryError("a CONSTRUCT or DESCRIBE answer is a graph: ask for N-Triples (text/plain)", 406)
     lines = [",".join(_csv_field(c) for c in res.columns)]
@@ -173,7 +173,7 @@ def to_csv(res: SparqlResult) -> str:
 
 def to_tsv(res: SparqlResult) -> str:
     if res.kind == "ask":
-        return "?_askResult\n" + ("true" if res.boolean else "false") + "\n"
+        raise QueryError("an ASK answer has no CSV or TSV form: ask for JSON or XML", 406)
     if res.kind == "graph":
         raise QueryError("a CONSTRUCT or DESCRIBE answer is a graph: ask for N-Triples (text/plain)", 406)
     lines = ["\t".join("?" + c for c in res.columns)]
@@ -186,6 +186,191 @@ def to_ntriples(res: SparqlResult) -> str:
     if res.kind != "graph":
         raise QueryError("only CONSTRUCT and DESCRIBE answers are graphs", 406)
     return "".join(" ".join(_nt_term(t) for t in triple) + " .\n" for triple in res.triples)
+
+
+# --- content negotiation (SPARQL 1.1 Protocol) ------------------------------------------------
+
+# What each answer can be given as: format name -> media types, in the order preferred when a
+# client accepts several equally (the first media type is the one answered).
+RESULT_FORMATS: dict[str, tuple[str, ...]] = {
+    "json": ("application/sparql-results+json", "application/json"),
+    "xml": ("application/sparql-results+xml", "application/xml", "text/xml"),
+    "csv": ("text/csv",),
+    "tsv": ("text/tab-separated-values",),
+}
+GRAPH_FORMATS: dict[str, tuple[str, ...]] = {
+    "nt": ("application/n-triples", "text/plain"),
+    "turtle": ("text/turtle", "application/x-turtle", "application/turtle"),
+    "rdfxml": ("application/rdf+xml", "application/xml", "text/xml"),
+    "jsonld": ("application/ld+json", "application/json"),
+}
+KIND_FORMATS: dict[str, tuple[str, ...]] = {
+    "select": ("json", "xml", "csv", "tsv"),
+    "ask": ("json", "xml"),  # a boolean has no CSV or TSV form
+    "graph": ("nt", "turtle", "rdfxml", "jsonld"),
+}
+# ``format=`` names (those SPARQLWrapper and other clients send) per kind of answer.
+_FORMAT_NAMES: dict[str, dict[str, str]] = {
+    "results": {"json": "json", "xml": "xml", "srj": "json", "srx": "xml", "csv": "csv", "tsv": "tsv"},
+    "graph": {"nt": "nt", "ntriples": "nt", "n-triples": "nt", "turtle": "turtle", "ttl": "turtle",
+              "xml": "rdfxml", "rdf": "rdfxml", "rdf+xml": "rdfxml", "rdfxml": "rdfxml", "json-ld": "jsonld",
+              "jsonld": "jsonld", "json": "jsonld"},
+}
+
+
+def _media_types(kind: str) -> dict[str, tuple[str, ...]]:
+    table = GRAPH_FORMATS if kind == "graph" else RESULT_FORMATS
+    return {name: table[name] for name in KIND_FORMATS[kind]}
+
+
+def query_form(query: str) -> str | None:
+    """``select``, ``ask`` or ``graph`` (CONSTRUCT, DESCRIBE) from the query's first keyword after
+    its prologue; None when it cannot be told (the store's parser then has the last word)."""
+    head = _PROLOGUE.sub("", _code_only(query)).lstrip()
+    first = re.match(r"[A-Za-z]+", head)
+    word = first.group(0).upper() if first else ""
+    return {"SELECT": "select", "ASK": "ask", "CONSTRUCT": "graph", "DESCRIBE": "graph"}.get(word)
+
+
+def _parse_accept(accept: str) -> list[tuple[str, float, int]]:
+    """(media range, q, position) for each item of an ``Accept`` header; a bad q counts as 0."""
+    out = []
+    for pos, part in enumerate(accept.split(",")):
+        pieces = [p.strip() for p in part.split(";")]
+        media = pieces[0].lower()
+        if not media:
+            continue
+        q = 1.0
+        for p in pieces[1:]:
+            key, _, val = p.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = min(max(float(val.strip()), 0.0), 1.0)
+                except ValueError:
+                    q = 0.0
+        out.append((media, q, pos))
+    return out
+
+
+def _quality(media: str, ranges: list[tuple[str, float, int]]) -> tuple[float, int]:
+    """The q the client gives ``media`` (the most specific matching range decides) and how
+    specific that range was (2 exact, 1 type/*, 0 */*); (-1, -1) when nothing matches."""
+    best = (-1.0, -1)
+    mtype = media.split("/")[0]
+    for rng, q, _pos in ranges:
+        if rng == media:
+            spec = 2
+        elif rng == f"{mtype}/*":
+            spec = 1
+        elif rng == "*/*":
+            spec = 0
+        else:
+            continue
+        if spec > best[1]:
+            best = (q, spec)
+    return best
+
+
+def negotiate(kind: str, accept: str = "", fmt: str = "") -> tuple[str, str]:
+    """The format name and media type to answer a ``kind`` (select, ask, graph) result in.
+
+    ``fmt`` (the ``format=`` parameter: a name such as ``xml``, ``csv``, ``turtle``, or a media
+    type) wins over ``accept`` (the ``Accept`` header, q-values honoured). Raises QueryError 406
+    naming what can be given when neither asks for something this answer has."""
+    offers = _media_types(kind)
+    fmt = fmt.strip().lower().replace(" ", "+")  # a '+' sent unescaped in a URL arrives as a space
+    if fmt:
+        names = _FORMAT_NAMES["graph" if kind == "graph" else "results"]
+        name = names.get(fmt) or next((n for n, types in offers.items() if fmt in types), None)
+        if name is None or name not in offers:
+            raise QueryError(f"format={fmt} cannot be given for {_kind_words(kind)}: {_can_give(offers)}", 406)
+        return name, offers[name][0]
+    ranges = _parse_accept(accept)
+    if not ranges:
+        name = next(iter(offers))
+        return name, offers[name][0]
+    best: tuple[float, int, int] | None = None
+    chosen = None
+    for rank, (name, types) in enumerate(offers.items()):
+        for media in types:
+            q, spec = _quality(media, ranges)
+            if q <= 0:
+                continue
+            key = (q, spec, -rank)
+            if best is None or key > best:
+                best, chosen = key, name
+    if chosen is None:
+        raise QueryError(f"none of the types in Accept can be given for {_kind_words(kind)}: "
+                         f"{_can_give(offers)}", 406)
+    return chosen, offers[chosen][0]
+
+
+def _kind_words(kind: str) -> str:
+    return {"select": "a SELECT answer", "ask": "an ASK answer", "graph": "a CONSTRUCT or DESCRIBE answer"}[kind]
+
+
+def _can_give(offers: dict[str, tuple[str, ...]]) -> str:
+    return "it can be given as " + ", ".join(types[0] for types in offers.values())
+
+
+def to_xml(res: SparqlResult) -> str:
+    """SPARQL Query Results XML Format."""
+    from xml.sax.saxutils import escape, quoteattr
+
+    ns = "http://www.w3.org/2005/sparql-results#"
+    out = ['<?xml version="1.0" encoding="utf-8"?>\n', f'<sparql xmlns="{ns}">\n']
+    if res.kind == "ask":
+        out.append("<head/>\n<boolean>" + ("true" if res.boolean else "false") + "</boolean>\n</sparql>\n")
+        return "".join(out)
+    if res.kind == "graph":
+        raise QueryError("a CONSTRUCT or DESCRIBE answer is a graph, not a result table", 406)
+    out.append("<head>" + "".join(f"<variable name={quoteattr(c)}/>" for c in res.columns) + "</head>\n<results>\n")
+    for row in res.rows:
+        out.append("<result>")
+        for c in res.columns:
+            if c not in row:
+                continue
+            t = row[c]
+            if t["type"] == "uri":
+                term = f"<uri>{escape(t['value'])}</uri>"
+            elif t["type"] == "bnode":
+                term = f"<bnode>{escape(t['value'])}</bnode>"
+            else:
+                attr = ""
+                if "xml:lang" in t:
+                    attr = f" xml:lang={quoteattr(t['xml:lang'])}"
+                elif "datatype" in t:
+                    attr = f" datatype={quoteattr(t['datatype'])}"
+                term = f"<literal{attr}>{escape(t['value'])}</literal>"
+            out.append(f"<binding name={quoteattr(c)}>{term}</binding>")
+        out.append("</result>\n")
+    out.append("</results>\n</sparql>\n")
+    return "".join(out)
+
+
+def to_graph_text(res: SparqlResult, name: str, prefixes: dict[str, str] | None = None) -> str:
+    """A CONSTRUCT or DESCRIBE answer as N-Triples (``nt``), Turtle, RDF/XML or JSON-LD, the
+    last three written by rdflib (with ``prefixes`` bound for Turtle and RDF/XML)."""
+    if name == "nt":
+        return to_ntriples(res)
+    if res.kind != "graph":
+        raise QueryError("only CONSTRUCT and DESCRIBE answers are graphs", 406)
+    from rdflib import BNode, Graph, Literal, URIRef
+
+    def term(t: dict[str, str]):  # noqa: ANN202
+        if t["type"] == "uri":
+            return URIRef(t["value"])
+        if t["type"] == "bnode":
+            return BNode(t["value"])
+        return Literal(t["value"], lang=t.get("xml:lang"), datatype=URIRef(t["datatype"]) if "datatype" in t else None)
+
+    g = Graph(bind_namespaces="none")
+    for p, ns in (prefixes or {}).items():
+        g.bind(p, ns)
+    for s, p, o in res.triples:
+        g.add((term(s), term(p), term(o)))
+    fmt = {"turtle": "turtle", "rdfxml": "xml", "jsonld": "json-ld"}[name]
+    return g.serialize(format=fmt)
 
 
 # --- the child process -----------------------------------------------------------------------
