@@ -292,13 +292,14 @@ def negotiate(kind: str, accept: str = "", fmt: str = "") -> tuple[str, str]:
     best: tuple[float, int, int] | None = None
     chosen = None
     for rank, (name, types) in enumerate(offers.items()):
-        for media in types:
-            q, spec = _quality(media, ranges)
-            if q <= 0:
-                continue
-            key = (q, spec, -rank)
-            if best is None or key > best:
-                best, chosen = key, name
+        # the most specific range naming any of this format's types decides its q, so that
+        # "application/sparql-results+json;q=0, */*" rules JSON out rather than in by application/json
+        spec, q = max((_quality(media, ranges)[::-1] for media in types))
+        if q <= 0:
+            continue
+        key = (q, spec, -rank)
+        if best is None or key > best:
+            best, chosen = key, name
     if chosen is None:
         raise QueryError(f"none of the types in Accept can be given for {_kind_words(kind)}: "
                          f"{_can_give(offers)}", 406)
