@@ -13,6 +13,7 @@ by name in a listing of ``<paths.data>/eval``.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import logging
 import math
@@ -39,8 +40,8 @@ from causalkg.web import judgements as J
 from causalkg.web.edgetable import FACETS, SORTS, EdgeQuery, edge_table
 from causalkg.web.examples import EXAMPLES, by_name
 from causalkg.web.kgview import LEVELS, KGView, KGViews, highlight, revision_url, snapshot_note
-from causalkg.web.sparql import (QueryError, SparqlResult, negotiate, query_form, run_query, to_csv, to_graph_text,
-                                 to_json, to_tsv, to_xml)
+from causalkg.web.sparql import (QueryError, SparqlResult, WorkerPool, negotiate, query_form, run_query, to_csv,
+                                 to_graph_text, to_json, to_tsv, to_xml)
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ class WebApp:
         self.templates.env.globals.update(fmt_score=_fmt_score, settings=settings)
         self.judgements_file = Path(settings.judgements) if settings.judgements else J.judgements_path(settings.cfg)
         self.store_folder = Path(settings.store) if settings.store else _data(settings.cfg) / "store"
+        self.pool = WorkerPool()  # warm query processes; their stdin closes when the server exits
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -381,7 +383,7 @@ class WebApp:
 
         return run_query(self.store_folder, query, default_graph=default_graph or self.s.cfg["kg"]["graph"],
                          timeout=self.s.query_timeout, cap=self.s.result_cap, prefixes=dict(rdf.PREFIXES),
-                         union=union)
+                         union=union, pool=self.pool)
 
     def _cors(self, request: Request) -> dict[str, str]:
         """CORS headers for a request whose Origin is one of ``web.cors_origins`` (none otherwise)."""
@@ -653,7 +655,14 @@ def create_app(cfg: Config, *, kg: str | None = None, store: str | None = None, 
     middleware = [Middleware(BaseHTTPMiddleware, dispatch=security_headers)]
     if allowed_hosts:
         middleware.insert(0, Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts))
-    app = Starlette(routes=routes, middleware=middleware,
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):  # noqa: ANN202
+        try:
+            yield
+        finally:
+            w.pool.close()
+
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
                     exception_handlers={CausalKGError: on_source_error, HTTPException: on_http, Exception: on_error})
     app.state.web = w
     return app

@@ -1,10 +1,11 @@
 """Read-only SPARQL over the embedded Oxigraph store, for the ``/sparql`` endpoint and the query page.
 
 Each query runs in a child process (``python -m causalkg.web.sparql``) that opens the store
-read-only, runs the query and sends back at most ``cap`` results as JSON on its stdout. The
-parent waits at most ``timeout`` seconds and kills the child after that: a query that never
-ends (or computes a huge ORDER BY) costs nothing once its time is up, and the server stays
-responsive. A fresh read-only open per query also means each query sees the store as it is
+read-only, runs the query and sends back at most ``cap`` results as JSON on its stdout; the
+server keeps such processes warm (``WorkerPool``, ``--serve``: a job per line) so that a query
+does not pay for starting Python. The parent waits at most ``timeout`` seconds and kills the
+child after that (the pool starts a new one): a query that never ends (or computes a huge
+ORDER BY) costs nothing once its time is up, and the server stays responsive. A fresh read-only open per query also means each query sees the store as it is
 then: the store's current generation is opened and held (``causalkg.kg.store.reading_store``);
 ``kg export`` writes a new generation and swaps it in, so a query sees the old KG or the new one.
 
@@ -19,8 +20,11 @@ import contextlib
 import json
 import os
 import re
+import select
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -28,6 +32,7 @@ from typing import Any, Iterator
 from causalkg.core.errors import CausalKGError
 
 OPEN_ATTEMPTS = 5
+STARTUP_TIMEOUT = 120.0  # seconds a new warm worker may take to import what it needs (a busy machine)
 UPDATE_KEYWORDS = ("INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH")
 
 # Strings, IRIs and comments, which may contain any word without it being a keyword.
@@ -96,8 +101,10 @@ class SparqlResult:
 
 
 def run_query(folder: str | Path, query: str, *, default_graph: str | None, timeout: float, cap: int,
-              prefixes: dict[str, str] | None = None, union: bool = False) -> SparqlResult:
-    """Run ``query`` over the store of ``folder`` (``<paths.data>/store``) in a child process.
+              prefixes: dict[str, str] | None = None, union: bool = False,
+              pool: "WorkerPool | None" = None) -> SparqlResult:
+    """Run ``query`` over the store of ``folder`` (``<paths.data>/store``) in a child process: a
+    warm worker of ``pool`` when given, else a fresh process for this query alone.
     Raises QueryError: 400 for a
     query that is not valid SPARQL, 403 for an update or SERVICE, 503 when there is no store or
     it cannot be read, 504 when the query ran past ``timeout`` seconds."""
@@ -107,6 +114,8 @@ def run_query(folder: str | Path, query: str, *, default_graph: str | None, time
                          hint="run causalkg kg export (make kg does)")
     job = {"folder": str(folder), "query": query, "default_graph": default_graph, "cap": int(cap),
            "prefixes": prefixes or {}, "union": union}
+    if pool is not None:
+        return pool.run(job, timeout)
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "causalkg.web.sparql"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
@@ -125,6 +134,133 @@ def run_query(folder: str | Path, query: str, *, default_graph: str | None, time
     if "error" in answer:
         raise QueryError(answer["error"], int(answer.get("status", 400)))
     return SparqlResult(**answer)
+
+
+def _time_limit_error(timeout: float) -> QueryError:
+    return QueryError(f"the query ran longer than the time limit ({timeout:g} s) and was stopped", 504,
+                      hint="add a LIMIT, or narrow the patterns")
+
+
+class _Worker:
+    """One ``python -m causalkg.web.sparql --serve`` process: a JSON job per line in, a JSON
+    answer per line out."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ, PYTHONIOENCODING="utf-8")
+        self.proc = subprocess.Popen([sys.executable, "-m", "causalkg.web.sparql", "--serve"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        self.buffer = b""
+        self.ready = False
+
+    def _line(self, seconds: float) -> bytes | None:
+        """The next line the worker writes; None when it closed its stdout, b"" when ``seconds``
+        passed first."""
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + seconds
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return b""
+            readable, _, _ = select.select([fd], [], [], left)
+            if readable:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return None
+                self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line + b"\n"
+
+    def ask(self, job: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+        """The answer to ``job``, or None when the worker died or never became ready; raises
+        QueryError 504 (and kills the worker) when no answer came within ``timeout`` seconds of
+        the job being sent (a new worker's start-up is not counted: it says ``ready`` first)."""
+        assert self.proc.stdin is not None
+        if not self.ready:
+            if self._line(STARTUP_TIMEOUT) != b"ready\n":
+                return None
+            self.ready = True
+        try:
+            self.proc.stdin.write(json.dumps(job, ensure_ascii=False).encode("utf-8") + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return None
+        line = self._line(timeout)
+        if line == b"":
+            self.kill()
+            raise _time_limit_error(timeout)
+        if line is None:
+            return None
+        try:
+            return json.loads(line.decode("utf-8"))
+        except ValueError:
+            return None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()  # type: ignore[union-attr]
+
+
+class WorkerPool:
+    """Warm query processes reused across queries, so that a query does not pay for starting
+    Python and importing pyoxigraph. A query takes an idle worker (or starts one: concurrent
+    queries each get their own); a worker that runs past the time limit is killed and a new one
+    takes its place on the next query; at most ``keep`` idle workers are kept. Each job opens the
+    store's current generation afresh, as a one-off process would, so a replaced store is seen
+    by the next query."""
+
+    def __init__(self, keep: int = 2) -> None:
+        self.keep = keep
+        self.idle: list[_Worker] = []
+        self.started = 0
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def _take(self) -> _Worker:
+        with self.lock:
+            while self.idle:
+                w = self.idle.pop()
+                if w.proc.poll() is None:
+                    return w
+                w.kill()
+            self.started += 1
+        return _Worker()
+
+    def _give(self, w: _Worker) -> None:
+        with self.lock:
+            if not self.closed and len(self.idle) < self.keep and w.proc.poll() is None:
+                self.idle.append(w)
+                return
+        w.kill()
+
+    def run(self, job: dict[str, Any], timeout: float) -> SparqlResult:
+        for attempt in range(2):  # a worker found dead (killed from outside) is replaced once
+            w = self._take()
+            try:
+                answer = w.ask(job, timeout)
+            except BaseException:
+                w.kill()
+                raise
+            if answer is not None:
+                self._give(w)
+                break
+            w.kill()
+        else:
+            raise QueryError("the query process failed: it ended without an answer", 500)
+        if "error" in answer:
+            raise QueryError(answer["error"], int(answer.get("status", 400)))
+        return SparqlResult(**answer)
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            idle, self.idle = self.idle, []
+        for w in idle:
+            w.kill()
 
 
 # --- result formats (SPARQL 1.1 Query Results JSON, XML, CSV and TSV) -----------------------------
@@ -479,7 +615,28 @@ def _run(store: Any, job: dict[str, Any]) -> dict[str, Any]:
         return {"error": f"the query failed: {exc}", "status": 400}
 
 
+def _serve() -> int:
+    """A warm worker: one JSON job per line on stdin, one JSON answer per line on stdout, until
+    stdin closes."""
+    import pyoxigraph  # noqa: F401  (imported once, before the first job)
+
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    for raw in sys.stdin.buffer:
+        if not raw.strip():
+            continue
+        try:
+            answer = _answer(json.loads(raw.decode("utf-8")))
+        except Exception as exc:  # noqa: BLE001  (a bad job must not end the worker)
+            answer = {"error": f"the query process failed: {type(exc).__name__}: {exc}", "status": 500}
+        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
 def _main() -> int:
+    if sys.argv[1:] == ["--serve"]:
+        return _serve()
     job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     sys.stdout.write(json.dumps(_answer(job), ensure_ascii=False))
     sys.stdout.flush()

@@ -238,3 +238,30 @@ def test_a_real_server_refuses_what_it_cannot_give(server):
     assert status == 406 and body.count("\n") == 1 and "application/sparql-results+xml" in body
     status, _, body = _request(_sparql_url(server, query="DROP ALL"))
     assert status == 403 and "updates are refused" in body
+
+
+# --- warm query processes ---------------------------------------------------------------------
+
+def test_a_warm_worker_is_reused_and_replaced_after_a_runaway_query(kg_project, tmp_path):
+    _, cfg = kg_project
+    # the limit counts from the job being sent, not from a new worker's start-up
+    app = create_app(cfg, judgements=str(tmp_path / "j.jsonl"), query_timeout=3.0)
+    pool = app.state.web.pool
+    with TestClient(app) as c:
+        for _ in range(3):
+            assert c.get("/sparql", params={"query": Q_ASK}).json()["boolean"] is True
+        assert pool.started == 1 and len(pool.idle) == 1
+        first = pool.idle[0].proc
+        r = c.get("/sparql", params={"query": "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"})
+        assert r.status_code == 504 and "time limit" in r.text
+        assert first.poll() is not None and pool.idle == []  # the runaway worker was killed
+        r = c.get("/sparql", params={"query": Q_EFFECTS, "format": "csv"})
+        assert r.status_code == 200 and len(r.text.splitlines()) == 4
+        assert pool.started == 2
+        first_again = pool.idle[0].proc
+        first_again.kill()  # a worker that died while idle is replaced on the next query
+        first_again.wait()
+        assert c.get("/sparql", params={"query": Q_ASK}).json()["boolean"] is True
+        assert pool.started == 3
+        workers = [w.proc for w in pool.idle]
+    assert all(p.poll() is not None for p in workers)  # the app's shutdown ends its idle workers
