@@ -3,7 +3,7 @@
 Pages are rendered on the server (Jinja2, autoescaped); a little JavaScript adds type-ahead,
 the graph view (Cytoscape.js, vendored in ``static/vendor/``) and nothing else: every page
 works as a plain HTML form too. Data come from a ``KGViews`` (the KG files, reloaded when they
-change), the embedded store (``web.sparql``, one read-only child process per query) and the
+change), the embedded store (``web.sparql``: read-only child processes, kept warm, killed at the time limit) and the
 judgements file (``web.judgements``), the only file the application writes.
 
 Paths in URLs never reach the file system: static files are served by Starlette's
