@@ -391,10 +391,11 @@ class WebApp:
         allowed = self.s.cors_origins
         if not origin or not allowed:
             return {}
+        expose = {"Access-Control-Expose-Headers": "X-Result-Cap, X-Results-Truncated"}
         if "*" in allowed:
-            return {"Access-Control-Allow-Origin": "*"}
+            return {"Access-Control-Allow-Origin": "*", **expose}
         if origin in allowed:
-            return {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+            return {"Access-Control-Allow-Origin": origin, **expose}
         return {}
 
     async def sparql(self, request: Request) -> Response:
@@ -408,6 +409,7 @@ class WebApp:
             return Response(status_code=204, headers={"Allow": "GET, POST, OPTIONS", **headers})
         response = await self._sparql(request)
         response.headers.update(self._cors(request))
+        response.headers["Vary"] = "Accept, Origin" if self.s.cors_origins else "Accept"
         return response
 
     async def _sparql(self, request: Request) -> Response:

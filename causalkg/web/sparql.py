@@ -158,17 +158,20 @@ class _Worker:
         assert self.proc.stdout is not None
         deadline = time.monotonic() + seconds
         fd = self.proc.stdout.fileno()
-        while b"\n" not in self.buffer:
+        parts = [self.buffer]
+        chunk = self.buffer
+        while b"\n" not in chunk:  # a large answer comes in many chunks: join them once
             left = deadline - time.monotonic()
             if left <= 0:
+                self.buffer = b"".join(parts)
                 return b""
             readable, _, _ = select.select([fd], [], [], left)
             if readable:
-                chunk = os.read(fd, 1 << 16)
+                chunk = os.read(fd, 1 << 20)
                 if not chunk:
                     return None
-                self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
+                parts.append(chunk)
+        line, _, self.buffer = b"".join(parts).partition(b"\n")
         return line + b"\n"
 
     def ask(self, job: dict[str, Any], timeout: float) -> dict[str, Any] | None:

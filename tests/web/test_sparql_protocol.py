@@ -225,7 +225,8 @@ def test_cors_preflight_and_headers_for_listed_origins_only(server):
                                      **{"Origin": ALLOWED, "Content-Type": "application/sparql-query",
                                         "Accept": "application/sparql-results+json"})
     assert status == 200 and json.loads(body)["boolean"] is True
-    assert headers["access-control-allow-origin"] == ALLOWED
+    assert headers["access-control-allow-origin"] == ALLOWED and "Origin" in headers["vary"]
+    assert "X-Results-Truncated" in headers["access-control-expose-headers"]
     # a listed origin may query, not judge: the judgement POST keeps its same-site check
     status, _, _ = _request(server.url + "/edge/Q7944_Q8070/judge", method="POST",
                             data=b"verdict=wrong&judge=x&mention_id=m",
