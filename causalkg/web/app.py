@@ -3,7 +3,7 @@
 Pages are rendered on the server (Jinja2, autoescaped); a little JavaScript adds type-ahead,
 the graph view (Cytoscape.js, vendored in ``static/vendor/``) and nothing else: every page
 works as a plain HTML form too. Data come from a ``KGViews`` (the KG files, reloaded when they
-change), the embedded store (``web.sparql``, one read-only child process per query) and the
+change), the embedded store (``web.sparql``: read-only child processes, kept warm, killed at the time limit) and the
 judgements file (``web.judgements``), the only file the application writes.
 
 Paths in URLs never reach the file system: static files are served by Starlette's
@@ -13,10 +13,11 @@ by name in a listing of ``<paths.data>/eval``.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -39,7 +40,8 @@ from causalkg.web import judgements as J
 from causalkg.web.edgetable import FACETS, SORTS, EdgeQuery, edge_table
 from causalkg.web.examples import EXAMPLES, by_name
 from causalkg.web.kgview import LEVELS, KGView, KGViews, highlight, revision_url, snapshot_note
-from causalkg.web.sparql import QueryError, SparqlResult, run_query, to_csv, to_json, to_ntriples, to_tsv
+from causalkg.web.sparql import (QueryError, SparqlResult, WorkerPool, negotiate, query_form, run_query, to_csv,
+                                 to_graph_text, to_json, to_tsv, to_xml)
 
 log = logging.getLogger(__name__)
 
@@ -48,12 +50,7 @@ STATIC_DIR = HERE / "static"
 TEMPLATES_DIR = HERE / "templates"
 TOKEN_COOKIE = "causalkg_token"
 
-SPARQL_TYPES = {
-    "json": "application/sparql-results+json",
-    "csv": "text/csv; charset=utf-8",
-    "tsv": "text/tab-separated-values; charset=utf-8",
-    "nt": "application/n-triples",
-}
+CORS_MAX_AGE = 600  # seconds a browser may keep a preflight answer
 
 
 @dataclass
@@ -72,6 +69,7 @@ class Settings:
     result_cap: int = 10000
     queue_seed: int = 15
     allowed_hosts: list[str] | None = None
+    cors_origins: list[str] = field(default_factory=list)
 
 
 def _data(cfg: Config) -> Path:
@@ -88,6 +86,7 @@ class WebApp:
         self.templates.env.globals.update(fmt_score=_fmt_score, settings=settings)
         self.judgements_file = Path(settings.judgements) if settings.judgements else J.judgements_path(settings.cfg)
         self.store_folder = Path(settings.store) if settings.store else _data(settings.cfg) / "store"
+        self.pool = WorkerPool()  # warm query processes; their stdin closes when the server exits
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -384,10 +383,36 @@ class WebApp:
 
         return run_query(self.store_folder, query, default_graph=default_graph or self.s.cfg["kg"]["graph"],
                          timeout=self.s.query_timeout, cap=self.s.result_cap, prefixes=dict(rdf.PREFIXES),
-                         union=union)
+                         union=union, pool=self.pool)
+
+    def _cors(self, request: Request) -> dict[str, str]:
+        """CORS headers for a request whose Origin is one of ``web.cors_origins`` (none otherwise)."""
+        origin = request.headers.get("origin", "")
+        allowed = self.s.cors_origins
+        if not origin or not allowed:
+            return {}
+        expose = {"Access-Control-Expose-Headers": "X-Result-Cap, X-Results-Truncated"}
+        if "*" in allowed:
+            return {"Access-Control-Allow-Origin": "*", **expose}
+        if origin in allowed:
+            return {"Access-Control-Allow-Origin": origin, **expose}
+        return {}
 
     async def sparql(self, request: Request) -> Response:
-        """The SPARQL 1.1 Protocol endpoint (query operation only)."""
+        """The SPARQL 1.1 Protocol endpoint (query operation only), with CORS when configured."""
+        if request.method == "OPTIONS":
+            headers = self._cors(request)
+            if headers:
+                headers.update({"Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+                                "Access-Control-Allow-Headers": "Content-Type, Accept",
+                                "Access-Control-Max-Age": str(CORS_MAX_AGE)})
+            return Response(status_code=204, headers={"Allow": "GET, POST, OPTIONS", **headers})
+        response = await self._sparql(request)
+        response.headers.update(self._cors(request))
+        response.headers["Vary"] = "Accept, Origin" if self.s.cors_origins else "Accept"
+        return response
+
+    async def _sparql(self, request: Request) -> Response:
         from starlette.concurrency import run_in_threadpool
 
         params = dict(request.query_params)
@@ -414,18 +439,22 @@ class WebApp:
         graphs = request.query_params.getlist("default-graph-uri")
         if len(graphs) > 1:
             return _sparql_error(400, "one default-graph-uri at most")
-        fmt = _sparql_format(request, params.get("format", ""))
+        fmt, accept = params.get("format", ""), request.headers.get("accept", "")
         try:
+            form = query_form(query)
+            if form is not None:  # refuse what cannot be given before running the query
+                negotiate(form, accept, fmt)
             res = await run_in_threadpool(self.run_sparql, query, default_graph=graphs[0] if graphs else None,
                                           union=params.get("union", "") in ("1", "true"))
+            name, media = negotiate(res.kind, accept, fmt)
             if res.kind == "graph":
-                body, media = to_ntriples(res), SPARQL_TYPES["nt"]
-            elif fmt == "csv":
-                body, media = to_csv(res), SPARQL_TYPES["csv"]
-            elif fmt == "tsv":
-                body, media = to_tsv(res), SPARQL_TYPES["tsv"]
+                from causalkg.kg import rdf
+
+                body = to_graph_text(res, name, dict(rdf.PREFIXES))
             else:
-                body, media = to_json(res), SPARQL_TYPES["json"]
+                body = {"json": to_json, "xml": to_xml, "csv": to_csv, "tsv": to_tsv}[name](res)
+            if media.startswith("text/") or media.endswith("xml"):
+                media += "; charset=utf-8"
         except QueryError as exc:
             return _sparql_error(exc.status, str(exc))
         headers = {"X-Result-Cap": str(res.cap)}
@@ -530,20 +559,6 @@ def _same_origin(request: Request) -> bool:
     return parts.scheme == request.url.scheme and parts.netloc == request.headers.get("host", "")
 
 
-def _sparql_format(request: Request, fmt: str) -> str:
-    fmt = fmt.lower()
-    aliases = {"json": "json", "csv": "csv", "tsv": "tsv", "application/sparql-results+json": "json",
-               "text/csv": "csv", "text/tab-separated-values": "tsv"}
-    if fmt in aliases:
-        return aliases[fmt]
-    accept = request.headers.get("accept", "")
-    for part in accept.split(","):
-        media = part.split(";")[0].strip().lower()
-        if media in aliases:
-            return aliases[media]
-    return "json"
-
-
 def _sparql_error(status: int, message: str) -> Response:
     return PlainTextResponse(f"error: {message}\n", status_code=status)
 
@@ -586,6 +601,7 @@ def create_app(cfg: Config, *, kg: str | None = None, store: str | None = None, 
         query_timeout=float(query_timeout if query_timeout is not None else web["query_timeout"]),
         result_cap=int(result_cap if result_cap is not None else web["result_cap"]),
         queue_seed=int(web["queue_seed"]), allowed_hosts=allowed_hosts,
+        cors_origins=[str(o).rstrip("/") for o in web.get("cors_origins", [])],
     )
     if settings.query_timeout <= 0 or settings.result_cap < 1:
         raise ConfigError("web.query_timeout must be > 0 and web.result_cap at least 1")
@@ -629,7 +645,7 @@ def create_app(cfg: Config, *, kg: str | None = None, store: str | None = None, 
         Route("/graph/{qid}", w.graph),
         Route("/api/graph/{qid}", w.api_graph),
         Route("/paths", w.paths),
-        Route("/sparql", w.sparql, methods=["GET", "POST"]),
+        Route("/sparql", w.sparql, methods=["GET", "POST", "OPTIONS"]),
         Route("/query", w.query_page),
         Route("/queue", w.queue),
         Route("/report", w.report),
@@ -642,7 +658,14 @@ def create_app(cfg: Config, *, kg: str | None = None, store: str | None = None, 
     middleware = [Middleware(BaseHTTPMiddleware, dispatch=security_headers)]
     if allowed_hosts:
         middleware.insert(0, Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts))
-    app = Starlette(routes=routes, middleware=middleware,
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):  # noqa: ANN202
+        try:
+            yield
+        finally:
+            w.pool.close()
+
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
                     exception_handlers={CausalKGError: on_source_error, HTTPException: on_http, Exception: on_error})
     app.state.web = w
     return app

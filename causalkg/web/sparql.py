@@ -1,10 +1,11 @@
 """Read-only SPARQL over the embedded Oxigraph store, for the ``/sparql`` endpoint and the query page.
 
 Each query runs in a child process (``python -m causalkg.web.sparql``) that opens the store
-read-only, runs the query and sends back at most ``cap`` results as JSON on its stdout. The
-parent waits at most ``timeout`` seconds and kills the child after that: a query that never
-ends (or computes a huge ORDER BY) costs nothing once its time is up, and the server stays
-responsive. A fresh read-only open per query also means each query sees the store as it is
+read-only, runs the query and sends back at most ``cap`` results as JSON on its stdout; the
+server keeps such processes warm (``WorkerPool``, ``--serve``: a job per line) so that a query
+does not pay for starting Python. The parent waits at most ``timeout`` seconds and kills the
+child after that (the pool starts a new one): a query that never ends (or computes a huge
+ORDER BY) costs nothing once its time is up, and the server stays responsive. A fresh read-only open per query also means each query sees the store as it is
 then: the store's current generation is opened and held (``causalkg.kg.store.reading_store``);
 ``kg export`` writes a new generation and swaps it in, so a query sees the old KG or the new one.
 
@@ -19,8 +20,11 @@ import contextlib
 import json
 import os
 import re
+import select
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -28,6 +32,7 @@ from typing import Any, Iterator
 from causalkg.core.errors import CausalKGError
 
 OPEN_ATTEMPTS = 5
+STARTUP_TIMEOUT = 120.0  # seconds a new warm worker may take to import what it needs (a busy machine)
 UPDATE_KEYWORDS = ("INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH")
 
 # Strings, IRIs and comments, which may contain any word without it being a keyword.
@@ -96,8 +101,10 @@ class SparqlResult:
 
 
 def run_query(folder: str | Path, query: str, *, default_graph: str | None, timeout: float, cap: int,
-              prefixes: dict[str, str] | None = None, union: bool = False) -> SparqlResult:
-    """Run ``query`` over the store of ``folder`` (``<paths.data>/store``) in a child process.
+              prefixes: dict[str, str] | None = None, union: bool = False,
+              pool: "WorkerPool | None" = None) -> SparqlResult:
+    """Run ``query`` over the store of ``folder`` (``<paths.data>/store``) in a child process: a
+    warm worker of ``pool`` when given, else a fresh process for this query alone.
     Raises QueryError: 400 for a
     query that is not valid SPARQL, 403 for an update or SERVICE, 503 when there is no store or
     it cannot be read, 504 when the query ran past ``timeout`` seconds."""
@@ -107,6 +114,8 @@ def run_query(folder: str | Path, query: str, *, default_graph: str | None, time
                          hint="run causalkg kg export (make kg does)")
     job = {"folder": str(folder), "query": query, "default_graph": default_graph, "cap": int(cap),
            "prefixes": prefixes or {}, "union": union}
+    if pool is not None:
+        return pool.run(job, timeout)
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "causalkg.web.sparql"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
@@ -127,7 +136,137 @@ def run_query(folder: str | Path, query: str, *, default_graph: str | None, time
     return SparqlResult(**answer)
 
 
-# --- result formats (SPARQL 1.1 Query Results JSON, CSV and TSV) -----------------------------
+def _time_limit_error(timeout: float) -> QueryError:
+    return QueryError(f"the query ran longer than the time limit ({timeout:g} s) and was stopped", 504,
+                      hint="add a LIMIT, or narrow the patterns")
+
+
+class _Worker:
+    """One ``python -m causalkg.web.sparql --serve`` process: a JSON job per line in, a JSON
+    answer per line out."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ, PYTHONIOENCODING="utf-8")
+        self.proc = subprocess.Popen([sys.executable, "-m", "causalkg.web.sparql", "--serve"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        self.buffer = b""
+        self.ready = False
+
+    def _line(self, seconds: float) -> bytes | None:
+        """The next line the worker writes; None when it closed its stdout, b"" when ``seconds``
+        passed first."""
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + seconds
+        fd = self.proc.stdout.fileno()
+        parts = [self.buffer]
+        chunk = self.buffer
+        while b"\n" not in chunk:  # a large answer comes in many chunks: join them once
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.buffer = b"".join(parts)
+                return b""
+            readable, _, _ = select.select([fd], [], [], left)
+            if readable:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return None
+                parts.append(chunk)
+        line, _, self.buffer = b"".join(parts).partition(b"\n")
+        return line + b"\n"
+
+    def ask(self, job: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+        """The answer to ``job``, or None when the worker died or never became ready; raises
+        QueryError 504 (and kills the worker) when no answer came within ``timeout`` seconds of
+        the job being sent (a new worker's start-up is not counted: it says ``ready`` first)."""
+        assert self.proc.stdin is not None
+        if not self.ready:
+            if self._line(STARTUP_TIMEOUT) != b"ready\n":
+                return None
+            self.ready = True
+        try:
+            self.proc.stdin.write(json.dumps(job, ensure_ascii=False).encode("utf-8") + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return None
+        line = self._line(timeout)
+        if line == b"":
+            self.kill()
+            raise _time_limit_error(timeout)
+        if line is None:
+            return None
+        try:
+            return json.loads(line.decode("utf-8"))
+        except ValueError:
+            return None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()  # type: ignore[union-attr]
+
+
+class WorkerPool:
+    """Warm query processes reused across queries, so that a query does not pay for starting
+    Python and importing pyoxigraph. A query takes an idle worker (or starts one: concurrent
+    queries each get their own); a worker that runs past the time limit is killed and a new one
+    takes its place on the next query; at most ``keep`` idle workers are kept. Each job opens the
+    store's current generation afresh, as a one-off process would, so a replaced store is seen
+    by the next query."""
+
+    def __init__(self, keep: int = 2) -> None:
+        self.keep = keep
+        self.idle: list[_Worker] = []
+        self.started = 0
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def _take(self) -> _Worker:
+        with self.lock:
+            while self.idle:
+                w = self.idle.pop()
+                if w.proc.poll() is None:
+                    return w
+                w.kill()
+            self.started += 1
+        return _Worker()
+
+    def _give(self, w: _Worker) -> None:
+        with self.lock:
+            if not self.closed and len(self.idle) < self.keep and w.proc.poll() is None:
+                self.idle.append(w)
+                return
+        w.kill()
+
+    def run(self, job: dict[str, Any], timeout: float) -> SparqlResult:
+        for attempt in range(2):  # a worker found dead (killed from outside) is replaced once
+            w = self._take()
+            try:
+                answer = w.ask(job, timeout)
+            except BaseException:
+                w.kill()
+                raise
+            if answer is not None:
+                self._give(w)
+                break
+            w.kill()
+        else:
+            raise QueryError("the query process failed: it ended without an answer", 500)
+        if "error" in answer:
+            raise QueryError(answer["error"], int(answer.get("status", 400)))
+        return SparqlResult(**answer)
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            idle, self.idle = self.idle, []
+        for w in idle:
+            w.kill()
+
+
+# --- result formats (SPARQL 1.1 Query Results JSON, XML, CSV and TSV) -----------------------------
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
@@ -162,7 +301,7 @@ def _nt_term(t: dict[str, str]) -> str:
 
 def to_csv(res: SparqlResult) -> str:
     if res.kind == "ask":
-        return "_askResult\r\n" + ("true" if res.boolean else "false") + "\r\n"
+        raise QueryError("an ASK answer has no CSV or TSV form: ask for JSON or XML", 406)
     if res.kind == "graph":
         raise QueryError("a CONSTRUCT or DESCRIBE answer is a graph: ask for N-Triples (text/plain)", 406)
     lines = [",".join(_csv_field(c) for c in res.columns)]
@@ -173,7 +312,7 @@ def to_csv(res: SparqlResult) -> str:
 
 def to_tsv(res: SparqlResult) -> str:
     if res.kind == "ask":
-        return "?_askResult\n" + ("true" if res.boolean else "false") + "\n"
+        raise QueryError("an ASK answer has no CSV or TSV form: ask for JSON or XML", 406)
     if res.kind == "graph":
         raise QueryError("a CONSTRUCT or DESCRIBE answer is a graph: ask for N-Triples (text/plain)", 406)
     lines = ["\t".join("?" + c for c in res.columns)]
@@ -186,6 +325,192 @@ def to_ntriples(res: SparqlResult) -> str:
     if res.kind != "graph":
         raise QueryError("only CONSTRUCT and DESCRIBE answers are graphs", 406)
     return "".join(" ".join(_nt_term(t) for t in triple) + " .\n" for triple in res.triples)
+
+
+# --- content negotiation (SPARQL 1.1 Protocol) ------------------------------------------------
+
+# What each answer can be given as: format name -> media types, in the order preferred when a
+# client accepts several equally (the first media type is the one answered).
+RESULT_FORMATS: dict[str, tuple[str, ...]] = {
+    "json": ("application/sparql-results+json", "application/json"),
+    "xml": ("application/sparql-results+xml", "application/xml", "text/xml"),
+    "csv": ("text/csv",),
+    "tsv": ("text/tab-separated-values",),
+}
+GRAPH_FORMATS: dict[str, tuple[str, ...]] = {
+    "nt": ("application/n-triples", "text/plain"),
+    "turtle": ("text/turtle", "application/x-turtle", "application/turtle"),
+    "rdfxml": ("application/rdf+xml", "application/xml", "text/xml"),
+    "jsonld": ("application/ld+json", "application/json"),
+}
+KIND_FORMATS: dict[str, tuple[str, ...]] = {
+    "select": ("json", "xml", "csv", "tsv"),
+    "ask": ("json", "xml"),  # a boolean has no CSV or TSV form
+    "graph": ("nt", "turtle", "rdfxml", "jsonld"),
+}
+# ``format=`` names (those SPARQLWrapper and other clients send) per kind of answer.
+_FORMAT_NAMES: dict[str, dict[str, str]] = {
+    "results": {"json": "json", "xml": "xml", "srj": "json", "srx": "xml", "csv": "csv", "tsv": "tsv"},
+    "graph": {"nt": "nt", "ntriples": "nt", "n-triples": "nt", "turtle": "turtle", "ttl": "turtle",
+              "xml": "rdfxml", "rdf": "rdfxml", "rdf+xml": "rdfxml", "rdfxml": "rdfxml", "json-ld": "jsonld",
+              "jsonld": "jsonld", "json": "jsonld"},
+}
+
+
+def _media_types(kind: str) -> dict[str, tuple[str, ...]]:
+    table = GRAPH_FORMATS if kind == "graph" else RESULT_FORMATS
+    return {name: table[name] for name in KIND_FORMATS[kind]}
+
+
+def query_form(query: str) -> str | None:
+    """``select``, ``ask`` or ``graph`` (CONSTRUCT, DESCRIBE) from the query's first keyword after
+    its prologue; None when it cannot be told (the store's parser then has the last word)."""
+    head = _PROLOGUE.sub("", _code_only(query)).lstrip()
+    first = re.match(r"[A-Za-z]+", head)
+    word = first.group(0).upper() if first else ""
+    return {"SELECT": "select", "ASK": "ask", "CONSTRUCT": "graph", "DESCRIBE": "graph"}.get(word)
+
+
+def _parse_accept(accept: str) -> list[tuple[str, float, int]]:
+    """(media range, q, position) for each item of an ``Accept`` header; a bad q counts as 0."""
+    out = []
+    for pos, part in enumerate(accept.split(",")):
+        pieces = [p.strip() for p in part.split(";")]
+        media = pieces[0].lower()
+        if not media:
+            continue
+        q = 1.0
+        for p in pieces[1:]:
+            key, _, val = p.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = min(max(float(val.strip()), 0.0), 1.0)
+                except ValueError:
+                    q = 0.0
+        out.append((media, q, pos))
+    return out
+
+
+def _quality(media: str, ranges: list[tuple[str, float, int]]) -> tuple[float, int]:
+    """The q the client gives ``media`` (the most specific matching range decides) and how
+    specific that range was (2 exact, 1 type/*, 0 */*); (-1, -1) when nothing matches."""
+    best = (-1.0, -1)
+    mtype = media.split("/")[0]
+    for rng, q, _pos in ranges:
+        if rng == media:
+            spec = 2
+        elif rng == f"{mtype}/*":
+            spec = 1
+        elif rng == "*/*":
+            spec = 0
+        else:
+            continue
+        if spec > best[1]:
+            best = (q, spec)
+    return best
+
+
+def negotiate(kind: str, accept: str = "", fmt: str = "") -> tuple[str, str]:
+    """The format name and media type to answer a ``kind`` (select, ask, graph) result in.
+
+    ``fmt`` (the ``format=`` parameter: a name such as ``xml``, ``csv``, ``turtle``, or a media
+    type) wins over ``accept`` (the ``Accept`` header, q-values honoured). Raises QueryError 406
+    naming what can be given when neither asks for something this answer has."""
+    offers = _media_types(kind)
+    fmt = fmt.strip().lower().replace(" ", "+")  # a '+' sent unescaped in a URL arrives as a space
+    if fmt:
+        names = _FORMAT_NAMES["graph" if kind == "graph" else "results"]
+        name = names.get(fmt) or next((n for n, types in offers.items() if fmt in types), None)
+        if name is None or name not in offers:
+            raise QueryError(f"format={fmt} cannot be given for {_kind_words(kind)}: {_can_give(offers)}", 406)
+        return name, offers[name][0]
+    ranges = _parse_accept(accept)
+    if not ranges:
+        name = next(iter(offers))
+        return name, offers[name][0]
+    best: tuple[float, int, int] | None = None
+    chosen = None
+    for rank, (name, types) in enumerate(offers.items()):
+        # the most specific range naming any of this format's types decides its q, so that
+        # "application/sparql-results+json;q=0, */*" rules JSON out rather than in by application/json
+        spec, q = max((_quality(media, ranges)[::-1] for media in types))
+        if q <= 0:
+            continue
+        key = (q, spec, -rank)
+        if best is None or key > best:
+            best, chosen = key, name
+    if chosen is None:
+        raise QueryError(f"none of the types in Accept can be given for {_kind_words(kind)}: "
+                         f"{_can_give(offers)}", 406)
+    return chosen, offers[chosen][0]
+
+
+def _kind_words(kind: str) -> str:
+    return {"select": "a SELECT answer", "ask": "an ASK answer", "graph": "a CONSTRUCT or DESCRIBE answer"}[kind]
+
+
+def _can_give(offers: dict[str, tuple[str, ...]]) -> str:
+    return "it can be given as " + ", ".join(types[0] for types in offers.values())
+
+
+def to_xml(res: SparqlResult) -> str:
+    """SPARQL Query Results XML Format."""
+    from xml.sax.saxutils import escape, quoteattr
+
+    ns = "http://www.w3.org/2005/sparql-results#"
+    out = ['<?xml version="1.0" encoding="utf-8"?>\n', f'<sparql xmlns="{ns}">\n']
+    if res.kind == "ask":
+        out.append("<head/>\n<boolean>" + ("true" if res.boolean else "false") + "</boolean>\n</sparql>\n")
+        return "".join(out)
+    if res.kind == "graph":
+        raise QueryError("a CONSTRUCT or DESCRIBE answer is a graph, not a result table", 406)
+    out.append("<head>" + "".join(f"<variable name={quoteattr(c)}/>" for c in res.columns) + "</head>\n<results>\n")
+    for row in res.rows:
+        out.append("<result>")
+        for c in res.columns:
+            if c not in row:
+                continue
+            t = row[c]
+            if t["type"] == "uri":
+                term = f"<uri>{escape(t['value'])}</uri>"
+            elif t["type"] == "bnode":
+                term = f"<bnode>{escape(t['value'])}</bnode>"
+            else:
+                attr = ""
+                if "xml:lang" in t:
+                    attr = f" xml:lang={quoteattr(t['xml:lang'])}"
+                elif "datatype" in t:
+                    attr = f" datatype={quoteattr(t['datatype'])}"
+                term = f"<literal{attr}>{escape(t['value'])}</literal>"
+            out.append(f"<binding name={quoteattr(c)}>{term}</binding>")
+        out.append("</result>\n")
+    out.append("</results>\n</sparql>\n")
+    return "".join(out)
+
+
+def to_graph_text(res: SparqlResult, name: str, prefixes: dict[str, str] | None = None) -> str:
+    """A CONSTRUCT or DESCRIBE answer as N-Triples (``nt``), Turtle, RDF/XML or JSON-LD, the
+    last three written by rdflib (with ``prefixes`` bound for Turtle and RDF/XML)."""
+    if name == "nt":
+        return to_ntriples(res)
+    if res.kind != "graph":
+        raise QueryError("only CONSTRUCT and DESCRIBE answers are graphs", 406)
+    from rdflib import BNode, Graph, Literal, URIRef
+
+    def term(t: dict[str, str]):  # noqa: ANN202
+        if t["type"] == "uri":
+            return URIRef(t["value"])
+        if t["type"] == "bnode":
+            return BNode(t["value"])
+        return Literal(t["value"], lang=t.get("xml:lang"), datatype=URIRef(t["datatype"]) if "datatype" in t else None)
+
+    g = Graph(bind_namespaces="none")
+    for p, ns in (prefixes or {}).items():
+        g.bind(p, ns)
+    for s, p, o in res.triples:
+        g.add((term(s), term(p), term(o)))
+    fmt = {"turtle": "turtle", "rdfxml": "xml", "jsonld": "json-ld"}[name]
+    return g.serialize(format=fmt)
 
 
 # --- the child process -----------------------------------------------------------------------
@@ -293,7 +618,28 @@ def _run(store: Any, job: dict[str, Any]) -> dict[str, Any]:
         return {"error": f"the query failed: {exc}", "status": 400}
 
 
+def _serve() -> int:
+    """A warm worker: one JSON job per line on stdin, one JSON answer per line on stdout, until
+    stdin closes."""
+    import pyoxigraph  # noqa: F401  (imported once, before the first job)
+
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    for raw in sys.stdin.buffer:
+        if not raw.strip():
+            continue
+        try:
+            answer = _answer(json.loads(raw.decode("utf-8")))
+        except Exception as exc:  # noqa: BLE001  (a bad job must not end the worker)
+            answer = {"error": f"the query process failed: {type(exc).__name__}: {exc}", "status": 500}
+        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
 def _main() -> int:
+    if sys.argv[1:] == ["--serve"]:
+        return _serve()
     job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     sys.stdout.write(json.dumps(_answer(job), ensure_ascii=False))
     sys.stdout.flush()

@@ -14,8 +14,11 @@ class ServeProcess:
     """``causalkg serve --port 0`` in a child process; ``url`` once it listens (the command logs
     its address after the socket is listening, so requests made then wait for it, no polling)."""
 
-    def __init__(self, data: Path, *extra: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
-        args = [sys.executable, "-m", "causalkg.cli", "--set", f"paths.data={data}", "serve", "--port", "0", *extra]
+    def __init__(self, data: Path, *extra: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+                 sets: tuple[str, ...] = ()) -> None:
+        overrides = [arg for s in sets for arg in ("--set", s)]
+        args = [sys.executable, "-m", "causalkg.cli", "--set", f"paths.data={data}", *overrides, "serve", "--port", "0",
+                *extra]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      cwd=cwd, env={**os.environ, **(env or {})})
         self.lines: list[str] = []
