@@ -247,6 +247,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         data = cfg.path("paths.data") if cfg is not None else None
         print(f"error: {os_error_line(exc, data)}", file=sys.stderr)
         return 1
+    except Exception as exc:  # the last resort: a bug, still one line for the user
+        if debug:
+            raise
+        print(f"error: internal error: {type(exc).__name__}: {exc} (this is a bug in causalkg: rerun with "
+              "--debug for the traceback and report it)", file=sys.stderr)
+        return 70
 
 
 def run(argv: Sequence[str]) -> int:

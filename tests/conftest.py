@@ -41,6 +41,9 @@ def cli(capsys, monkeypatch):
         capsys.readouterr()
         code = run([str(a) for a in args])
         captured = capsys.readouterr()
+        if "--debug" not in args:  # no traceback reaches a user without --debug, in any test
+            assert "Traceback (most recent call last)" not in captured.err, captured.err[-3000:]
+            assert "internal error" not in captured.err, captured.err[-3000:]
         return CliResult(code, captured.out, captured.err)
 
     return invoke
