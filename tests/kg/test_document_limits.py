@@ -50,3 +50,25 @@ def test_each_cue_of_a_long_document_goes_to_exactly_one_sentence():
     assert all(len(s.cues) == per_sentence for s in sentences)
     assert all(s.start <= c.start and c.end <= s.end for s in sentences for c in s.cues)
     assert sum(len(s.cues) for s in sentences) == n * per_sentence
+
+
+def test_splitting_a_long_document_takes_memory_linear_in_its_length():
+    """The peak memory of splitting (and handing out cues) grows with the text, not with its square:
+    four times the text takes about four times the memory (a quadratic pass would take sixteen).
+    Measured with tracemalloc, which counts allocations, not time."""
+    import tracemalloc
+
+    seg = Segmenter()
+    seg.cue_matcher = cues.CueMatcher(seg.nlp, cues.load_lexicon())
+    seg.split(SENTENCE * 50)  # warm-up: the pipeline's lazy set-up is not the document's cost
+
+    def peak(n: int) -> int:
+        tracemalloc.start()
+        try:
+            assert len(seg.split(SENTENCE * n)) == n
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, large = peak(400), peak(1600)
+    assert large / small < 6, (small, large)
