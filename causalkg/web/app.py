@@ -465,6 +465,8 @@ class WebApp:
     async def query_page(self, request: Request) -> Response:
         from starlette.concurrency import run_in_threadpool
 
+        from causalkg.kg.rdf import PREFIXES as RDF_PREFIXES
+
         example = by_name(request.query_params.get("example", ""))
         query = request.query_params.get("query", "") or (example.query if example else "")
         result, error, hint, status = None, None, None, 200
@@ -475,7 +477,21 @@ class WebApp:
                 error, hint, status = exc.message, exc.hint, exc.status
         return self.render(request, "query.html", status=status, query=query, examples=EXAMPLES, result=result,
                            error=error, hint=hint, current=example.name if example else "",
+                           labels=self.result_labels(result), prefixes=dict(RDF_PREFIXES),
                            timeout=self.s.query_timeout, cap=self.s.result_cap)
+
+    def result_labels(self, result: SparqlResult | None) -> dict[str, str]:
+        """The KG's labels of the concepts (``wd:Q...``) a query result names, by QID."""
+        if result is None:
+            return {}
+        terms = [t for r in result.rows for t in r.values()] + [t for tr in result.triples for t in tr]
+        qids = {t["value"].rsplit("/", 1)[1] for t in terms
+                if t["type"] == "uri" and t["value"].startswith("http://www.wikidata.org/entity/Q")}
+        try:
+            concepts = self.view().concepts
+        except CausalKGError:
+            return {}
+        return {q: concepts[q].label for q in qids if q in concepts and getattr(concepts[q], "label", "")}
 
     async def healthz(self, request: Request) -> Response:
         try:

@@ -100,6 +100,18 @@ class SparqlResult:
     cap: int = 0
 
 
+SCHEMA_HTTP, SCHEMA_HTTPS = "<http://schema.org/", "<https://schema.org/"
+
+
+def schema_https(query: str) -> str:
+    """``query`` with its IRIs written ``http://schema.org/...`` (as on Wikidata) written
+    ``https://schema.org/...``, the namespace the KG uses; strings and comments are left alone."""
+    if SCHEMA_HTTP not in query:
+        return query
+    return _NOT_CODE.sub(lambda m: SCHEMA_HTTPS + m.group(0)[len(SCHEMA_HTTP):]
+                         if m.group(0).startswith(SCHEMA_HTTP) else m.group(0), query)
+
+
 def run_query(folder: str | Path, query: str, *, default_graph: str | None, timeout: float, cap: int,
               prefixes: dict[str, str] | None = None, union: bool = False,
               pool: "WorkerPool | None" = None) -> SparqlResult:
@@ -112,7 +124,7 @@ def run_query(folder: str | Path, query: str, *, default_graph: str | None, time
     if not (Path(folder) / "oxigraph").exists():
         raise QueryError(f"no triple store in {Path(folder) / 'oxigraph'}", 503,
                          hint="run causalkg kg export (make kg does)")
-    job = {"folder": str(folder), "query": query, "default_graph": default_graph, "cap": int(cap),
+    job = {"folder": str(folder), "query": schema_https(query), "default_graph": default_graph, "cap": int(cap),
            "prefixes": prefixes or {}, "union": union}
     if pool is not None:
         return pool.run(job, timeout)
@@ -513,6 +525,36 @@ def to_graph_text(res: SparqlResult, name: str, prefixes: dict[str, str] | None 
     return g.serialize(format=fmt)
 
 
+_AT = re.compile(r"error at (\d+):(\d+): (.*)", re.S)
+
+
+def explain_syntax_error(query: str, message: str) -> str:
+    """The parser's message as a sentence with the line and column, what stands there, and what
+    was expected in words (the parser lists character classes such as ``['A' ..= 'Z' | ...]``,
+    shown as "a name"). A message without a position is returned as it is."""
+    m = _AT.match(message.strip())
+    if not m:
+        return message
+    line, col, rest = int(m.group(1)), int(m.group(2)), m.group(3)
+    lines = query.split("\n")
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    tail = text[col - 1:].strip() if col >= 1 else text
+    later = "".join(lines[line:]).strip() if line <= len(lines) else ""
+    found = f"at {tail.split()[0][:30]!r}" if tail else ("at the end of the line" if later else "at the end of the query")
+    expected = ""
+    if rest.startswith("expected"):
+        words = re.findall(r'"((?:[^"\\]|\\.)+)"', rest)
+        if "[" in rest:
+            words.append("a name")
+        if not words:
+            words = [rest[len("expected"):].replace("one of", "").strip().split(",")[0].strip()]
+        expected = "; expected " + (words[0] if len(words) == 1 else "one of " + ", ".join(words[:12])
+                                    + (", ..." if len(words) > 12 else ""))
+    else:
+        expected = f"; {rest.strip()}"
+    return f"syntax error on line {line}, column {col} ({found}){expected}"
+
+
 # --- the child process -----------------------------------------------------------------------
 
 
@@ -613,7 +655,8 @@ def _run(store: Any, job: dict[str, Any]) -> dict[str, Any]:
             triples.append([_term(t.subject), _term(t.predicate), _term(t.object)])
         return {"kind": "graph", "triples": triples, "truncated": truncated, "cap": cap}
     except SyntaxError as exc:
-        return {"error": f"the query is not valid SPARQL: {exc}", "status": 400}
+        return {"error": f"the query is not valid SPARQL: {explain_syntax_error(job['query'], str(exc))}",
+                "status": 400}
     except (ValueError, TypeError) as exc:
         return {"error": f"the query failed: {exc}", "status": 400}
 

@@ -5,6 +5,7 @@ wait is WebDriverWait on a condition of the page; nothing sleeps."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -82,10 +83,19 @@ def test_search_concept_edge_judge_and_query(site):
     table = _wait(driver, EC.visibility_of_element_located((By.CSS_SELECTOR, "table.sparql")))
     assert [c.text for c in table.find_elements(By.CSS_SELECTOR, "tbody tr td:nth-child(2)")] == [
         "tsunami", "death", "train wreck"]
+    if os.environ.get("CAUSALKG_SCREENSHOTS"):  # the docs' picture: CAUSALKG_SCREENSHOTS=docs/img
+        driver.save_screenshot(str(Path(os.environ["CAUSALKG_SCREENSHOTS"]) / "query-page.png"))
+    # the editor (vendored CodeMirror) highlights SPARQL and completes the declared prefixes
+    editor = driver.find_element(By.CSS_SELECTOR, ".CodeMirror")
+    assert editor.find_elements(By.CSS_SELECTOR, "span.cm-keyword")
+    driver.execute_script("arguments[0].CodeMirror.setValue('');", editor)
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(driver).click(editor.find_element(By.CSS_SELECTOR, ".CodeMirror-lines")).send_keys("wd").perform()
+    hints = _wait(driver, EC.visibility_of_element_located((By.CSS_SELECTOR, "ul.CodeMirror-hints")))
+    assert any(h.text.startswith("wdt:") for h in hints.find_elements(By.TAG_NAME, "li"))
     # and one typed in
-    area = driver.find_element(By.NAME, "query")
-    area.clear()
-    area.send_keys("ASK { wd:Q7944 ck:causes wd:Q8070 }")
+    driver.execute_script("arguments[0].CodeMirror.setValue('ASK { wd:Q7944 ck:causes wd:Q8070 }');", editor)
     driver.find_element(By.ID, "run").click()
     answer = _wait(driver, EC.visibility_of_element_located((By.CSS_SELECTOR, "p.answer")))
     assert answer.text == "true"
