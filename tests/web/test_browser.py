@@ -17,7 +17,13 @@ from tests.web.server import ServeProcess
 pytestmark = pytest.mark.slow
 
 # the screenshots of the docs (docs/web.md) are taken by these tests' browser
-DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+def _screenshot(driver, name: str) -> None:
+    """The docs' pictures are taken by this test's browser only when asked, so that a test run
+    leaves the checkout as it was: ``CAUSALKG_SCREENSHOTS=docs/img pytest tests/web/test_browser.py``."""
+    folder = os.environ.get("CAUSALKG_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(Path(folder) / name))
 
 if browser_available():  # pragma: no cover - CI installs them (scripts/install_system_deps.sh)
     pytest.skip(browser_available(), allow_module_level=True)
@@ -83,8 +89,7 @@ def test_search_concept_edge_judge_and_query(site):
     table = _wait(driver, EC.visibility_of_element_located((By.CSS_SELECTOR, "table.sparql")))
     assert [c.text for c in table.find_elements(By.CSS_SELECTOR, "tbody tr td:nth-child(2)")] == [
         "tsunami", "death", "train wreck"]
-    if os.environ.get("CAUSALKG_SCREENSHOTS"):  # the docs' picture: CAUSALKG_SCREENSHOTS=docs/img
-        driver.save_screenshot(str(Path(os.environ["CAUSALKG_SCREENSHOTS"]) / "query-page.png"))
+    _screenshot(driver, "query-page.png")
     # the editor (vendored CodeMirror) highlights SPARQL and completes the declared prefixes
     editor = driver.find_element(By.CSS_SELECTOR, ".CodeMirror")
     assert editor.find_elements(By.CSS_SELECTOR, "span.cm-keyword")
@@ -157,8 +162,7 @@ def test_graph_view_draws_and_expands(site):
     # SVG export: every concept drawn is in it
     svg = driver.execute_script("return window.causalkgGraphSVG();")
     assert svg.startswith("<svg") and all(x in svg for x in ("tsunami", "earthquake", "death", "volcanic"))
-    DOCS_IMG.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(DOCS_IMG / "graph-view.png"))
+    _screenshot(driver, "graph-view.png")
     # the shared link opens the same view: earthquake expanded again
     driver.get(shared)
     box = driver.find_element(By.ID, "graph")
@@ -189,9 +193,8 @@ def test_edges_page_sorts_filters_and_fits_a_phone(site):
     box.submit()
     _wait(driver, EC.url_contains("q=tsunami"))
     assert "level=class" in driver.current_url and int(driver.find_element(By.ID, "edge-count").text) > 0
-    DOCS_IMG.mkdir(parents=True, exist_ok=True)
     driver.get(srv.url + "/edges")
-    driver.save_screenshot(str(DOCS_IMG / "edges-page.png"))
+    _screenshot(driver, "edges-page.png")
     # at 420 px the page does not scroll sideways: the table scrolls in its box, the search box stays usable
     try:
         driver.set_window_size(420, 900)
