@@ -101,7 +101,12 @@ def test_make_kg_ends_with_the_next_commands_to_try():
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     repo = Path(__file__).resolve().parents[2]
-    plan = subprocess.run(["make", "-n", "kg"], cwd=repo, capture_output=True, text=True, timeout=120)
+    import os
+
+    # run as from a shell, also under `make test` (whose MAKELEVEL would make it print directories)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")}
+    plan = subprocess.run(["make", "--no-print-directory", "-n", "kg"], cwd=repo, capture_output=True, text=True,
+                          timeout=120, env=env)
     assert plan.returncode == 0, plan.stderr
     last = plan.stdout.strip().splitlines()[-1]
     assert "make serve" in last and "make eval" in last
