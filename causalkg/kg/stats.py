@@ -380,6 +380,13 @@ def render_summary(s: KGSummary, fmt: str = "text", width: int | None = None) ->
                     cap = max(floor, longest_cell - over)
                     rows = [{**r, name: _shorten(str(r.get(name) or ""), cap)} for r in rows]
                 table = render_table(rows, columns, tfmt, floatfmt=".3f")
+            # Still too wide (a narrow terminal): the least needed columns go, one at a time
+            # (--wide shows them all).
+            for name in ("documents", "best_score", "level", "sentences"):
+                if max(len(line) for line in table.splitlines()) <= width:
+                    break
+                columns = [c for c in columns if c != name]
+                table = render_table(rows, columns, tfmt, floatfmt=".3f")
     lines.append("")
     lines.append(f"The {len(s.top)} best-supported edges")
     lines.append("")

@@ -136,6 +136,13 @@ def test_summary_cli(cli, project, monkeypatch):
     # Fits a 120-column terminal: sentences shortened, the header wrapped; --wide shows all.
     assert max(len(line) for line in r.out.splitlines()) <= 120
     assert "The undersea megathrust" in r.out and "..." in r.out
+    # and an 80-column one: the least needed columns go too
+    monkeypatch.setenv("COLUMNS", "80")
+    r = cli("kg", "summary", cwd=root)
+    assert r.code == 0, r.err
+    assert max(len(line) for line in r.out.splitlines()) <= 80
+    header = r.out.splitlines()[r.out.splitlines().index("The 10 best-supported edges") + 2].split()
+    assert header[:2] == ["cause", "effect"] and header[-1] == "evidence" and "documents" not in header
     r = cli("kg", "summary", "--wide", cwd=root)
     assert r.code == 0, r.err
     lines = r.out.splitlines()
