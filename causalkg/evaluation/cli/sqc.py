@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from typing import Any
 
 from causalkg.cli import add_command
@@ -73,7 +74,7 @@ def register(group: Any) -> None:
     add_dry_run(p, "read the pairs, print the plan, ask nothing")
 
 
-def _sqc(args: argparse.Namespace, cfg: Config) -> None:
+def _sqc(args: argparse.Namespace, cfg: Config) -> int | None:
     from causalkg.api import sqc
 
     r = sqc(units=args.units, predicted=args.predicted, gold=args.gold, texts=args.texts, matcher=args.matcher,
@@ -83,10 +84,13 @@ def _sqc(args: argparse.Namespace, cfg: Config) -> None:
     print(r.to_table(args.format))
     failed = [] if r.plan is not None else r.summary["failed_units"]
     if failed:
-        log.warning("%d unit(s) could not be graded and are left out (first: %s: %s)", len(failed),
-                    failed[0]["unit"], failed[0]["error"])
+        print(f"error: {len(failed)} unit(s) could not be graded (first: {failed[0]['unit']}: {failed[0]['error']}); "
+              f"the incomplete result is in {r.out}/summary.partial.json, any complete one there is kept "
+              "(rerun: answers already given come from the cache)", file=sys.stderr)
+        return 1
     if r.out:
         log.info("wrote %s", r.out)
+    return None
 
 
 def _consistency(args: argparse.Namespace, cfg: Config) -> None:

@@ -113,6 +113,11 @@ def build_complementer(cfg: Config, spec_text: str) -> Any | None:
     return COMPLEMENTERS.create(_spec(spec_text, COMPLEMENTERS, "nli"), cfg=cfg)
 
 
+# An incomplete run (some units could not be graded) is written under these names, beside the
+# complete result of an earlier run (units.jsonl, summary.json, manifest.json), which it never replaces.
+PARTIAL_UNITS, PARTIAL_SUMMARY = "units.partial.jsonl", "summary.partial.json"
+
+
 def sqc(
     cfg: Config,
     *,
@@ -167,8 +172,16 @@ def sqc(
         if client is not None:
             usage[role] = {"model": part.spec, **client.usage.as_dict()}
     result.summary["usage"] = usage or None
+    if result.summary["failed_units"]:
+        # Incomplete: written beside the last complete result, which is kept as it is.
+        write_jsonl(out / PARTIAL_UNITS, result.units)
+        write_json(out / PARTIAL_SUMMARY, result.summary)
+        result.partial = True
+        return result
     write_jsonl(out / "units.jsonl", result.units)
     write_json(out / "summary.json", result.summary)
+    for name in (PARTIAL_UNITS, PARTIAL_SUMMARY):  # a complete result replaces an earlier partial one
+        (out / name).unlink(missing_ok=True)
     inputs = {k: v for k, v in (("units", units), ("predicted", predicted), ("gold", gold), ("texts", texts)) if v is not None}
     notes = [s.summary() for s in stats if s.skipped]
     if result.summary["failed_units"]:

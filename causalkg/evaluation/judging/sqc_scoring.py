@@ -42,6 +42,7 @@ class SQCResult:
     summary: dict[str, Any]
     out: Path | None = None
     plan: dict[str, Any] | None = None  # set by a dry run (nothing was scored)
+    partial: bool = False  # some units could not be graded: written as *.partial.*, the last complete result kept
 
     def rows(self) -> list[dict[str, Any]]:
         return [self.summary["micro"], self.summary["macro"]]

@@ -298,6 +298,29 @@ def test_cli_sqc(cli, in_tmp, openai_server):
     assert doc["micro"]["precision"] == pytest.approx(2 / 6) and doc["complementer"] == "none"
 
 
+def test_cli_sqc_keeps_the_last_complete_result_when_units_cannot_be_graded(cli, in_tmp, openai_server):
+    """A run where some units get no usable answer writes its result beside the complete one
+    (summary.partial.json), which stays byte for byte, and exits 1 saying so; a later complete run
+    replaces both."""
+    src = write_units(in_tmp / "hand.jsonl", hand_units())
+    base = ["--set", f"llm.base_url={openai_server.base_url}", "--set", "llm.backoff_base=0",
+            "--set", "eval.sqc.max_attempts=2", "--matcher", "openai:test-model", "--complementer", "none"]
+    openai_server.responder = Grader()
+    assert cli("eval", "sqc", "--units", src, *base).code == 0
+    out = in_tmp / "data" / "eval" / "sqc" / "hand"
+    complete = {n: (out / n).read_bytes() for n in ("units.jsonl", "summary.json", "manifest.json")}
+    openai_server.responder = Grader(bad_match_answers=99)
+    r = cli("eval", "sqc", "--units", src, *base, "--set", f"paths.cache={in_tmp / 'cache2'}")
+    assert r.code == 1
+    assert r.err.strip().splitlines()[-1].startswith("error: 2 unit(s) could not be graded (first: u1: ")
+    assert f"the incomplete result is in {out}/summary.partial.json" in r.err
+    assert {n: (out / n).read_bytes() for n in complete} == complete
+    assert json.loads((out / "summary.partial.json").read_text())["failed_units"]
+    openai_server.responder = Grader()
+    assert cli("eval", "sqc", "--units", src, *base).code == 0
+    assert not (out / "summary.partial.json").exists() and not (out / "units.partial.jsonl").exists()
+
+
 def test_cli_sqc_errors(cli, in_tmp):
     r = cli("eval", "sqc")
     assert r.code == 2 and r.err.strip() == "error: SQC needs --units FILE, or --predicted FILE and --gold FILE"
