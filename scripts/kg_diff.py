@@ -156,7 +156,7 @@ def compare_kg(fa: Folder, fb: Folder) -> tuple[list[str], int]:
             diffs.append(f"only in {'A' if name in a_files else 'B'}: {name}")
             continue
         a, b = a_files[name], b_files[name]
-        if name.endswith(".json"):
+        if name.endswith(".json") or name.endswith(".published"):  # .published: the generations, in JSON
             diffs += _compare_json(fa, fb, a, b, name)
         elif a.read_bytes() != b.read_bytes():
             diffs += _text_diff(a, b, name)

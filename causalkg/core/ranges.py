@@ -98,7 +98,7 @@ RANGES: dict[str, Range] = {
     "extract.batch_size": COUNT,
     "extract.shard_size": COUNT,
     "extract.workers": COUNT0,
-    "extract.gate_threshold": Range(None, 1.0),  # negative = the tuned threshold
+    "extract.gate_threshold": ANY,  # negative = the tuned threshold; above 1 keeps no sentence
     "extract.gate_batch_size": COUNT,
     "extract.gate_target_recall": RATIO,
     "extract.gate_train_steps": COUNT,
