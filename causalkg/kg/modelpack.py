@@ -38,6 +38,8 @@ MODELS = {
     "causal-qa": "extract.qa_model",
 }
 SKIP_NAMES = {"onnx", "__pycache__"}
+# The manifest stage of each model as its trainer writes it.
+_STAGES = {"causal-gate": "kg.train-gate", "causal-qa": "kg.train-qa"}
 INSTALLED_KEY = "installed_from"
 
 
@@ -140,6 +142,15 @@ def _is_installed(target: Path, package_id: str) -> bool:
     return bool(manifest) and manifest.get(INSTALLED_KEY, {}).get("manifest_sha256") == package_id
 
 
+def _is_foreign(target: Path, name: str) -> bool:
+    """Whether ``target`` exists and holds something other than a causalkg model of this kind
+    (a model of the user's own, pointed to by the config): never overwritten without ``force``."""
+    if not target.exists():
+        return False
+    manifest = read_manifest(target) or {}
+    return manifest.get("stage") != _STAGES[name]
+
+
 def _install_one(package: Path, name: str, manifest: dict[str, Any], target: Path, package_id: str) -> None:
     """Write one model folder from the package: a temporary sibling, then two renames."""
     prefix = f"{name}/"
@@ -177,7 +188,9 @@ def install_models(cfg: Config, *, package: str | os.PathLike | None = None, for
     into ``extract.gate_model`` and ``extract.qa_model``, in float32.
 
     Every file's checksum is verified first (``ModelError`` naming the first bad file). A model
-    folder already installed from the same package is left as it is unless ``force``."""
+    folder already installed from the same package is left as it is, and so is a folder holding
+    something causalkg did not make (a model of your own), unless ``force``; a model trained
+    here by ``train-gate`` / ``train-qa`` is replaced by the package's."""
     pkg = Path(package) if package is not None else cfg.input_path("extract.model_package")
     if pkg is None:
         raise ModelError("extract.model_package is empty: name the model package folder")
@@ -189,6 +202,8 @@ def install_models(cfg: Config, *, package: str | os.PathLike | None = None, for
         target = cfg.path(key)
         if not force and _is_installed(target, package_id):
             result.skipped[name] = f"{target} is already installed from this package"
+        elif not force and _is_foreign(target, name):
+            result.skipped[name] = f"{target} holds a model not made by causalkg; left as it is (--force replaces it)"
         else:
             todo[name] = target
     if not todo:

@@ -111,9 +111,13 @@ def test_install_twice_skips_and_a_new_package_reinstalls(trained, tmp_path):
     assert "already installed from this package" in again.render()
     assert (tmp_path / "q" / "model.safetensors").stat().st_mtime_ns == before
     assert len(install_models(cfg, force=True).installed) == 2
-    # A model folder trained here (no record of the package) is replaced by the package's.
+    # A model folder trained here (no record of the package) is replaced by the package's; a
+    # folder holding a model causalkg did not make is left alone.
     (tmp_path / "g" / "manifest.json").write_text(json.dumps({"stage": gate_mod.STAGE}), encoding="utf-8")
-    assert list(install_models(cfg).installed) == ["causal-gate"]
+    (tmp_path / "q" / "manifest.json").unlink()
+    res = install_models(cfg)
+    assert list(res.installed) == ["causal-gate"] and "not made by causalkg" in res.skipped["causal-qa"]
+    assert not (tmp_path / "q" / "manifest.json").exists()
     assert not list(tmp_path.glob(".*"))  # no temporary folders left beside the models
 
 
