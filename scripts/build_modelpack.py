@@ -75,7 +75,9 @@ def measure(package: Path, gate: Path, qa: Path) -> dict[str, dict[str, dict]]:
 def _table(rows: dict[str, dict], keys: tuple[str, ...]) -> str:
     out = ["| weights | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
     for name, figs in rows.items():
-        out.append(f"| {name} | " + " | ".join(str(figs.get(k, "")) for k in keys) + " |")
+        cells = [figs.get(k, "") for k in keys]
+        out.append(f"| {name} | " + " | ".join(str(int(c) if isinstance(c, float) and c.is_integer() and c > 100 else c)
+                                                for c in cells) + " |")
     return "\n".join(out)
 
 
@@ -135,11 +137,13 @@ def model_card(gate: Path, qa: Path, measured: dict | None, size_mb: float | Non
     lines += [
         "## Retraining",
         "",
-        "`make models` trains both on this machine (`causalkg kg train-gate --force`, `causalkg kg",
-        "train-qa --force`; float32, seeded) and rebuilds this package with",
-        "`python scripts/build_modelpack.py --measure`. Training uses bfloat16 arithmetic where the",
-        "CPU has it natively, so weights trained on another CPU differ slightly: the package is what",
-        "makes every user's KG start from the same models.",
+        "`make models` trains both on this machine (`causalkg kg train-gate`, `causalkg kg train-qa`;",
+        "seeded) and rebuilds this package with `python scripts/build_modelpack.py --measure`.",
+        "Training uses bfloat16 arithmetic where the CPU multiplies it natively and float32",
+        "elsewhere, so weights trained on two CPUs differ slightly: the package is what makes every",
+        "user's KG start from the same models. These were trained in "
+        f"{q.get('models', {}).get('dtype', 'float32')} (QA) and {gv.get('dtype', 'float32')} (gate) "
+        f"on {q.get('platform', 'Linux x86-64')}, {q.get('created', '')[:10]}.",
         "",
         "## Size",
         "",
@@ -158,10 +162,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--qa", type=Path, default=REPO / "models" / "causal-qa")
     ap.add_argument("--out", type=Path, default=REPO / "modelpack")
     ap.add_argument("--measure", action="store_true", help="score both validation splits with the packaged weights")
+    ap.add_argument("--figures", type=Path, metavar="JSON",
+                    help="the figures an earlier --measure printed, for the card (the same weights)")
     args = ap.parse_args(argv)
     models = {"causal-gate": args.gate, "causal-qa": args.qa}
     result = build_model_package(models, args.out, version=PACKAGE_VERSION, model_card=model_card(args.gate, args.qa, None, None))
     measured = measure(args.out, args.gate, args.qa) if args.measure else None
+    if measured is None and args.figures:
+        measured = json.loads(args.figures.read_text(encoding="utf-8"))
     # The card states the package's size and the measured figures: rebuild with it (the weights
     # and every other file are the same bytes, the manifest gets the card's new checksum).
     size = result.bytes / 1e6
