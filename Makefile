@@ -1,5 +1,6 @@
 # causalkg: every target below the set-up ones calls only the `causalkg` CLI.
-#   make kg      venv + corpus + linker + gate and QA models (trained once) + extraction + KG + store
+#   make kg      venv + corpus + linker + gate and QA models (installed from modelpack/) + extraction + KG + store
+#   make models  train the gate and QA models here and rebuild modelpack/ from them
 #   make test    the test suite (offline)
 #   make serve   explore, verify and query the KG in a browser on http://127.0.0.1:8000/
 # See the README for the rest.
@@ -15,7 +16,7 @@ ENDPOINT ?=
 export HF_HUB_DISABLE_TELEMETRY := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: all venv system-deps wordnet corpus link qa-model gate-model tagger-model extract kg export eval serve test bench docs clean help
+.PHONY: all venv system-deps wordnet corpus link qa-model gate-model tagger-model install-models models extract kg export eval serve test bench docs clean help
 
 all: kg
 
@@ -57,10 +58,20 @@ qa-model: venv
 gate-model: venv
 	$(CK) kg train-gate --if-missing
 
+# The shipped models (float16 in modelpack/, checksummed), installed in float32: nothing is trained.
+install-models: venv
+	$(CK) kg install-models
+
+# Retrain both models on this machine and rebuild the package from them.
+models: venv
+	$(CK) kg train-gate
+	$(CK) kg train-qa
+	$(BIN)/python scripts/build_modelpack.py --measure
+
 tagger-model: venv
 	$(CK) kg train-tagger --if-missing
 
-extract: corpus gate-model qa-model
+extract: corpus install-models
 	$(CK) kg extract
 
 kg: link extract

@@ -45,6 +45,7 @@ _API: dict[str, str] = {
     "build_index": "causalkg.api:build_index",
     "link": "causalkg.api:link",
     "train_qa": "causalkg.api:train_qa",
+    "install_models": "causalkg.api:install_models",
     "extract": "causalkg.api:extract",
     "assemble": "causalkg.api:assemble",
     "export": "causalkg.api:export",

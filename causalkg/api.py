@@ -161,6 +161,15 @@ def train_qa(*, out: PathLike | None = None, data: PathLike | None = None, steps
                     validation=dict(r.validation), plan=plan, detail=r)
 
 
+def install_models(*, package: PathLike | None = None, force: bool = False, cfg: CfgLike = None):
+    """Install the shipped gate and QA models (``causalkg kg install-models``) from ``package``
+    (default extract.model_package) into extract.gate_model and extract.qa_model, in float32,
+    after checking every file's SHA-256. Returns ``kg.modelpack.InstallModelsResult``."""
+    from causalkg.kg.modelpack import install_models as _install_models
+
+    return _install_models(resolve_config(cfg), package=package, force=force)
+
+
 def extract(*, extractor: str | None = None, input: PathLike | None = None, out: PathLike | None = None,
             shard_size: int | None = None, limit: int | None = None, force: bool = False, lenient: bool = False,
             dry_run: bool = False, workers: int | None = None, cfg: CfgLike = None) -> Extraction:
@@ -490,7 +499,7 @@ def _path(p: Any) -> Path | None:
 
 
 __all__ = [
-    "load_config", "resolve_config", "show_config", "list_registry", "build_corpus", "build_index", "link", "train_qa", "extract",
+    "load_config", "resolve_config", "show_config", "list_registry", "build_corpus", "build_index", "link", "train_qa", "install_models", "extract",
     "assemble", "export", "query", "stats", "summary", "recall", "precision", "human_precision", "report", "soft", "elo", "meta", "align",
     "agreement", "sqc", "consistency", "setup_wordnet",
 ]

