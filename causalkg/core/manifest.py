@@ -111,3 +111,21 @@ def fingerprint(*parts: Any) -> str:
     """A stable SHA-256 of JSON-serialisable parts: for cache keys and up-to-date checks."""
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def trained_model_is_current(folder: str | os.PathLike, plan_fingerprint: str, stage: str) -> tuple[bool, str]:
+    """Whether ``folder`` holds a Hugging Face model that ``stage`` trained with this plan
+    fingerprint (and why not). A folder causalkg did not train (no manifest of ``stage``) counts as
+    current: it is the user's own model, left as it is."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return False, f"{folder} does not exist"
+    manifest = read_manifest(folder)
+    if manifest is None or manifest.get("stage") != stage:
+        return True, f"{folder} exists and was not trained by causalkg; left as it is"
+    if manifest.get("training", {}).get("fingerprint") != plan_fingerprint:
+        return False, f"{folder} was trained with other data or settings"
+    if not any((folder / n).is_file() for n in ("model.safetensors", "pytorch_model.bin")):
+        return False, f"{folder} has a manifest but no weights"
+    return True, f"{folder} is current (training fingerprint {plan_fingerprint[:12]})"
+

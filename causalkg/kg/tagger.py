@@ -36,7 +36,7 @@ from causalkg.core.models import save_model_folder, stage_device, training_files
 from causalkg.linking.encoder import FIXED_PASS_TOKENS, bucket_batches, pad_pass
 from causalkg.core.config import Config
 from causalkg.core.errors import ConfigError, ModelError
-from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest
+from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, trained_model_is_current
 from causalkg.core.progress import progress
 
 log = logging.getLogger(__name__)
@@ -309,16 +309,8 @@ def tagger_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: in
 
 
 def tagger_is_current(folder: Path, plan_fingerprint: str) -> tuple[bool, str]:
-    if not folder.is_dir():
-        return False, f"{folder} does not exist"
-    manifest = read_manifest(folder)
-    if manifest is None or manifest.get("stage") != STAGE:
-        return True, f"{folder} exists and was not trained by causalkg; left as it is"
-    if manifest.get("training", {}).get("fingerprint") != plan_fingerprint:
-        return False, f"{folder} was trained with other data or settings"
-    if not any((folder / n).is_file() for n in ("model.safetensors", "pytorch_model.bin")):
-        return False, f"{folder} has a manifest but no weights"
-    return True, f"{folder} is current (training fingerprint {plan_fingerprint[:12]})"
+    """Whether ``folder`` holds a model trained here with this fingerprint (and why not)."""
+    return trained_model_is_current(folder, plan_fingerprint, STAGE)
 
 
 def pair_f1(tagger: SpanTagger, records: Sequence[Mapping[str, Any]]) -> dict[str, float]:

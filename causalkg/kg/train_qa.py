@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 from causalkg.core.config import Config
 from causalkg.core.errors import ConfigError, ModelError
-from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest
+from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, trained_model_is_current
 from causalkg.core.models import (TRAIN_DTYPES, bucketed_batches, resolve_device, resolve_encoder_path, save_model_folder,
                              stage_device, training_dtype, training_files)
 from causalkg.core.progress import progress
@@ -104,16 +104,7 @@ def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: 
 
 def model_is_current(folder: Path, plan_fingerprint: str) -> tuple[bool, str]:
     """Whether ``folder`` holds a model trained here with this fingerprint (and why not)."""
-    if not folder.is_dir():
-        return False, f"{folder} does not exist"
-    manifest = read_manifest(folder)
-    if manifest is None or manifest.get("stage") != STAGE:
-        return True, f"{folder} exists and was not trained by causalkg; left as it is"
-    if manifest.get("training", {}).get("fingerprint") != plan_fingerprint:
-        return False, f"{folder} was trained with other data or settings"
-    if not any((folder / n).is_file() for n in ("model.safetensors", "pytorch_model.bin")):
-        return False, f"{folder} has a manifest but no weights"
-    return True, f"{folder} is current (training fingerprint {plan_fingerprint[:12]})"
+    return trained_model_is_current(folder, plan_fingerprint, STAGE)
 
 
 # --- features ---------------------------------------------------------------------------------
