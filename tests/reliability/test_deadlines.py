@@ -214,7 +214,10 @@ def test_eval_precision_against_a_trickling_judge_fails_those_pairs_in_bounded_t
     assert lines[-1].startswith("error: 1 of 2 pairs could not be judged (first error: chat request to "
                                 f"{openai_server.base_url} (model test-model) failed after 2 attempts: "
                                 "no complete answer within 1s (request deadline))")
-    report = json.loads((in_tmp / "data" / "eval" / "precision" / "precision.json").read_text(encoding="utf-8"))
+    # an incomplete run is written beside (here: instead of) a complete result, never over one
+    out = in_tmp / "data" / "eval" / "precision"
+    assert not (out / "precision.json").exists()
+    report = json.loads((out / "precision.partial.json").read_text(encoding="utf-8"))
     full = report["rows"][0]
     assert (full["pairs"], full["judged"], full["failed"]) == (2, 1, 1)
     assert openai_server.chat_requests == 3  # the trickled pair twice, the other once
