@@ -98,21 +98,7 @@ def read_semeval_every_relation(path: Path) -> list[dict]:
         lines = block.strip().split("\n")
         sid, quoted = lines[0].split("\t", 1)
         label = lines[1].strip()
-        tagged = quoted.strip()
-        if tagged.startswith('"') and tagged.endswith('"'):
-            tagged = tagged[1:-1]
-        parts, pos, opened, spans, length = [], 0, {}, {}, 0
-        for m in re.finditer(r"<(/?)(e[12])>", tagged):
-            chunk = tagged[pos:m.start()]
-            parts.append(chunk)
-            length += len(chunk)
-            pos = m.end()
-            if m.group(1):
-                spans[m.group(2)] = (opened.pop(m.group(2)), length)
-            else:
-                opened[m.group(2)] = length
-        parts.append(tagged[pos:])
-        text = "".join(parts)
+        text, spans = qa_data.untag_semeval(quoted)
         out.append({"sid": sid, "text": text, "label": label,
                     "e1": _span(text, *spans["e1"]), "e2": _span(text, *spans["e2"])})
     return out

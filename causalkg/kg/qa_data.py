@@ -118,6 +118,26 @@ def read_cnc(subtask1: str | Path, subtask2: str | Path) -> list[dict[str, Any]]
     return records
 
 
+def untag_semeval(quoted: str) -> tuple[str, dict[str, tuple[int, int]]]:
+    """A SemEval-2010 Task 8 sentence (quoted, its nominals tagged ``<e1>...</e1>``) as plain text
+    and the character span of each nominal in it."""
+    tagged = quoted.strip()
+    if tagged.startswith('"') and tagged.endswith('"'):
+        tagged = tagged[1:-1]
+    text_parts, pos, opened, spans, length = [], 0, {}, {}, 0
+    for m in re.finditer(r"<(/?)(e[12])>", tagged):
+        chunk = tagged[pos : m.start()]
+        text_parts.append(chunk)
+        length += len(chunk)
+        pos = m.end()
+        if m.group(1):
+            spans[m.group(2)] = (opened.pop(m.group(2)), length)
+        else:
+            opened[m.group(2)] = length
+    text_parts.append(tagged[pos:])
+    return "".join(text_parts), spans
+
+
 def read_semeval(train_file: str | Path) -> list[dict[str, Any]]:
     """Gold sentences from SemEval-2010 Task 8 train: Cause-Effect sentences (one relation
     between the marked nominals, in the labelled direction) and ``Other`` sentences."""
@@ -129,21 +149,7 @@ def read_semeval(train_file: str | Path) -> list[dict[str, Any]]:
         label = lines[1].strip()
         if label not in ("Cause-Effect(e1,e2)", "Cause-Effect(e2,e1)", "Other"):
             continue
-        tagged = quoted.strip()
-        if tagged.startswith('"') and tagged.endswith('"'):
-            tagged = tagged[1:-1]
-        text_parts, pos, opened, spans, length = [], 0, {}, {}, 0
-        for m in re.finditer(r"<(/?)(e[12])>", tagged):
-            chunk = tagged[pos : m.start()]
-            text_parts.append(chunk)
-            length += len(chunk)
-            pos = m.end()
-            if m.group(1):
-                spans[m.group(2)] = (opened.pop(m.group(2)), length)
-            else:
-                opened[m.group(2)] = length
-        text_parts.append(tagged[pos:])
-        text = "".join(text_parts)
+        text, spans = untag_semeval(quoted)
         e1, e2 = (span(text, *spans["e1"]), span(text, *spans["e2"]))
         rec = {"id": f"semeval:{sid}", "source": "semeval", "group": f"semeval:{sid}", "text": text,
                "causal": label != "Other", "relations": [], "entities": [e1, e2]}
