@@ -1,21 +1,35 @@
-"""Build the held-out Wikipedia event set (``snapshots/heldout/``) from the SW100 articles.
+"""Build the held-out Wikipedia event set (``snapshots/heldout/``) from two sources.
 
-SW100 (Araki and Mitamura, COLING 2018) is 100 Simple English Wikipedia articles in ten
-domains, kept as plain text in https://github.com/karshyap/Event_Detection. We take the six
-domains that hold events (disaster, disease, economics, geology, history, politics), turn each
-article into a corpus record (``CorpusDocument``) and split them into ``dev`` and ``test`` by a
-fixed hash of the title, stratified by domain, before anyone reads the text.
+1. SW100 (Araki and Mitamura, COLING 2018): 100 Simple English Wikipedia articles in ten
+   domains, kept as plain text in https://github.com/karshyap/Event_Detection. We take the six
+   domains that hold events (disaster, disease, economics, geology, history, politics): ids
+   2000000001-2000000060.
+2. HESE: the English Wikipedia lead sections of historical conflicts (wars, battles, invasions,
+   revolutions, crusades) with their Wikidata QIDs, kept in ``data.json`` of
+   https://github.com/DinisSousa2003/Historical-Events-Search-Engine at HESE_COMMIT. Pages of the bundled snapshot (``snapshots/enwiki``), list
+   pages and events SW100 already holds are left out; of the rest, the first ``HESE_COUNT`` by a
+   salted title hash are taken, grouped into kinds by their title (``KINDS``): ids from
+   2000000061 on, in kind then title order.
 
-Usage: python scripts/build_heldout.py GIT_DIR [HISTORIC_EVENTS_JSON]
+Each article becomes a corpus record (``CorpusDocument``); within each domain or kind the titles
+are sorted by a salted SHA-256 and dealt alternately to ``dev`` and ``test``, fixed before anyone
+reads the text.
+
+Usage: python scripts/build_heldout.py GIT_DIR HESE_GIT_DIR [HISTORIC_EVENTS_JSON]
   GIT_DIR: a clone (or bare git directory) of karshyap/Event_Detection at COMMIT below.
+  HESE_GIT_DIR: a clone (or bare git directory) of DinisSousa2003/Historical-Events-Search-Engine
+  holding HESE_COMMIT.
   HISTORIC_EVENTS_JSON: optional Wikidata event QID <-> enwiki title map (historicEvents.json)
-  used to fill ``document_concept`` where the title matches; other documents stay unresolved.
+  used to fill the SW100 records' ``document_concept`` where the title matches; other SW100
+  documents stay unresolved (the HESE records carry their own QIDs).
 """
 
 from __future__ import annotations
 
+import bz2
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import urllib.parse
@@ -25,7 +39,26 @@ COMMIT = "6571469254ed7ed0b8978668a252b6a4c94ea7ee"
 DOMAINS = ("disaster", "disease", "economics", "geology", "history", "politics")
 SALT = "causalkg-heldout-v1"
 FIRST_ID = 2000000001  # assigned ids, far from enwiki's and the snapshot's ranges
-OUT = Path(__file__).resolve().parent.parent / "snapshots" / "heldout"
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "snapshots" / "heldout"
+SNAPSHOT_INDEX = REPO / "snapshots" / "enwiki" / "enwiki-snapshot-pages-articles-multistream-index.txt.bz2"
+
+# HESE: data.json of DinisSousa2003/Historical-Events-Search-Engine at commit HESE_COMMIT (git
+# blob HESE_BLOB); its records with a ``wikipedia_summary`` are taken.
+HESE_COMMIT = "85613835f31b64507fc20319e3e9cba365fd151b"
+HESE_BLOB = "2f61f73ecdf342ea6a12c94f2095faef1bf7aba9"
+HESE_COUNT = 300  # how many of the eligible lead sections are taken (the first by PICK_SALT hash)
+PICK_SALT = "causalkg-heldout-v1-pick"
+# Kind of a HESE article from its title: the first pattern that matches (case-insensitive).
+KINDS = (
+    ("battle", r"\bbattle\b|\bsiege\b"),
+    ("civil-war", r"\bcivil war\b"),
+    ("revolution", r"revolution|rebellion|revolt|uprising|insurrection|coup|mutiny|riot|protest"),
+    ("crusade", r"crusade"),
+    ("invasion", r"invasion|conquest|campaign|expedition|intervention|occupation|raid"),
+    ("war", r"\bwars?\b"),
+    ("conflict", r""),
+)
 
 # File names in SW100 that are not the article's title (typos, abbreviations).
 TITLE_FIXES = {
@@ -45,15 +78,40 @@ def split_of(title: str, domain_titles: list[str]) -> str:
     return "dev" if order.index(title) % 2 == 0 else "test"
 
 
+def kind_of(title: str) -> str:
+    return next(k for k, pat in KINDS if re.search(pat, title, re.IGNORECASE))
+
+
+def hese_records(git_dir: str, exclude: set[str]) -> list[dict]:
+    """The HESE lead sections taken: eligible ones (not a snapshot page, not a list, not an event
+    in ``exclude`` (casefolded titles)), the first HESE_COUNT by salted title hash."""
+    raw = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{HESE_COMMIT}:data.json"],
+                         check=True, capture_output=True).stdout
+    blob = hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+    if blob != HESE_BLOB:
+        raise SystemExit(f"error: {HESE_COMMIT}:data.json is not git blob {HESE_BLOB} (got {blob})")
+    snapshot = {ln.split(":", 2)[2] for ln in bz2.decompress(SNAPSHOT_INDEX.read_bytes()).decode("utf-8").split("\n") if ln}
+    items = []
+    for i, rec in enumerate(json.loads(raw)):
+        if not rec.get("wikipedia_summary"):
+            continue
+        title = urllib.parse.unquote(rec["article_en"].rsplit("/wiki/", 1)[1]).replace("_", " ")
+        if title in snapshot or title.startswith("List of") or title.casefold() in exclude:
+            continue
+        items.append({"index": i, "title": title, "rec": rec})
+    items.sort(key=lambda it: hashlib.sha256(f"{PICK_SALT}:{it['title']}".encode()).hexdigest())
+    return items[:HESE_COUNT]
+
+
 def git(git_dir: str, *args: str) -> str:
     return subprocess.run(["git", f"--git-dir={git_dir}", *args], check=True, capture_output=True, text=True).stdout
 
 
 def main(argv: list[str]) -> int:
-    git_dir = argv[1]
+    git_dir, hese_dir = argv[1], argv[2]
     qids: dict[str, tuple[str, str]] = {}
-    if len(argv) > 2:
-        for item in json.loads(Path(argv[2]).read_text(encoding="utf-8")):
+    if len(argv) > 3:
+        for item in json.loads(Path(argv[3]).read_text(encoding="utf-8")):
             title = urllib.parse.unquote(item["article"].rsplit("/", 1)[1]).replace("_", " ")
             qids[title.casefold()] = (item["event"].rsplit("/", 1)[1], item["label"])
     names = [p for p in git(git_dir, "ls-tree", "-r", "--name-only", COMMIT).split() if p.endswith(".txt")]
@@ -83,6 +141,33 @@ def main(argv: list[str]) -> int:
             }
             docs[split].append(doc)
             rows.append((next_id, split, domain, title, qid or "", f"SW100/{domain}/{stem}.txt"))
+            next_id += 1
+    # HESE: English Wikipedia lead sections, after the 60 SW100 articles
+    taken = hese_records(hese_dir, {title.casefold() for _, _, _, title, _, _ in rows})
+    by_kind: dict[str, list[dict]] = {}
+    for it in taken:
+        by_kind.setdefault(kind_of(it["title"]), []).append(it)
+    for kind in sorted(by_kind):
+        titles = [it["title"] for it in by_kind[kind]]
+        for it in sorted(by_kind[kind], key=lambda it: it["title"]):
+            rec, title = it["rec"], it["title"]
+            qid = rec["event"].rsplit("/", 1)[1]
+            if not re.fullmatch(r"Q[1-9]\d*", qid):
+                raise SystemExit(f"error: HESE record {it['index']}: {rec['event']!r} is not a Wikidata entity")
+            text = " ".join(rec["wikipedia_summary"].split())
+            split = split_of(title, titles)
+            doc = {
+                "schema_version": "1",
+                "id": next_id,
+                "title": title,
+                "url": rec["article_en"],
+                "document_concept": {"id": qid, "label": rec["eventLabel"] or title, "labels": [], "resolved": True},
+                "text": text,
+                "first_section": text,
+                "categories": [],
+            }
+            docs[split].append(doc)
+            rows.append((next_id, split, kind, title, qid, f"HESE/data.json[{it['index']}]"))
             next_id += 1
     OUT.mkdir(parents=True, exist_ok=True)
     for split, items in docs.items():

@@ -19,18 +19,27 @@ PART = ("Exxon Valdez Oil Spill", "Hurricane Katrina", "Mount Tambora")
 
 def test_the_split_is_the_salted_title_hash_stratified_by_domain():
     rows = [r.split("\t") for r in (bh.HELDOUT / "split.tsv").read_text(encoding="utf-8").split("\n")[1:] if r]
-    assert len(rows) == 60
+    assert len(rows) == 360
+    sw100 = [r for r in rows if r[5].startswith("SW100/")]
+    hese = [r for r in rows if r[5].startswith("HESE/")]
+    assert len(sw100) == 60 and len(hese) == 300
+    # the 60 SW100 articles keep their ids 2000000001-2000000060; the new ones follow
+    assert sorted(int(r[0]) for r in sw100) == list(range(2000000001, 2000000061))
+    assert sorted(int(r[0]) for r in hese) == list(range(2000000061, 2000000361))
+    assert all(r[4].startswith("Q") for r in hese)
     by_domain: dict[str, list[list[str]]] = {}
     for r in rows:
         by_domain.setdefault(r[2], []).append(r)
-    assert sorted(by_domain) == ["disaster", "disease", "economics", "geology", "history", "politics"]
+    assert sorted({r[2] for r in sw100}) == ["disaster", "disease", "economics", "geology", "history", "politics"]
+    assert sorted({r[2] for r in hese}) == ["battle", "civil-war", "conflict", "crusade", "invasion", "revolution", "war"]
     for domain, items in by_domain.items():
         order = sorted(items, key=lambda r: hashlib.sha256(f"causalkg-heldout-v1:{r[3]}".encode()).hexdigest())
-        assert [r[1] for r in order] == ["dev", "test"] * 5, domain
+        assert [r[1] for r in order] == ["dev", "test"] * (len(items) // 2) + ["dev"] * (len(items) % 2), domain
     for split in bh.SPLITS:
         ids = {json.loads(x)["id"] for x in bh.select(split)}
         assert ids == {int(r[0]) for r in rows if r[1] == split}
     assert len(bh.select("dev", limit=3, domain="geology")) == 3
+    assert len(bh.select("test", domain="war")) == 77
 
 
 @pytest.fixture
