@@ -3,7 +3,7 @@
     python -m bench heldout                       # build both splits' KGs (or reuse current ones), report
     python bench/bench_heldout.py --split dev     # one split
     python bench/bench_heldout.py --limit 4       # the first 4 articles of each split (a quick check)
-    python bench/bench_heldout.py --domain geology --skip-build   # one domain, the KGs already built
+    python bench/bench_heldout.py --domain geology --skip-build   # one SW100 domain or HESE kind, the KGs already built
 
 Each split (``snapshots/heldout/{dev,test}.jsonl``, built by ``scripts/build_heldout.py``) goes
 through the default pipeline: ``kg extract --input SPLIT`` then ``kg assemble`` against the
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="bench heldout", description=__doc__.split("\n")[0])
     p.add_argument("--split", choices=SPLITS, action="append", help="only this split (repeatable)")
     p.add_argument("--limit", type=int, help="only the first N articles of each split")
-    p.add_argument("--domain", help="only the articles of this SW100 domain (split.tsv), e.g. geology")
+    p.add_argument("--domain", help="only the articles of this domain or kind (split.tsv), e.g. geology, civil-war")
     p.add_argument("--skip-build", action="store_true", help="report the KGs already in data/heldout/")
     a = p.parse_args(argv if argv is not None else [])
     rows = run(tuple(a.split or SPLITS), a.limit, a.domain, skip_build=a.skip_build)
