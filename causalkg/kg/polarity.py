@@ -52,10 +52,14 @@ count. Cues:
   deaths", a heading), or a copula makes the later span a description of the earlier one ("The
   war was a military and economic disaster", "the invasion ended as a disaster"), a distance
   ("at a distance of 2,500 km from the epicenter of the earthquake"), or a span is the end of a
-  hyphenated word ("fire" of "cease-fire").
+  hyphenated word ("fire" of "cease-fire"); with no causal cue between the spans, also a change
+  of one into the other ("the conflict escalated and became the war", "turned into", "from a war
+  to a low-level conflict"), a part ("the war involved massacres", "included") or a manner
+  ("fought as a guerrilla war").
 - temporal: the only cue between the spans is "after", "following", "before", "during",
-  "since", "followed by", "at the time of" or "began with": a sequence in time, not a causal
-  claim ("Prospects for reforms faded following the signing of the treaty").
+  "since", "followed by", "at the time of", "began with" or "coincided with": a sequence or a
+  coincidence in time, not a causal claim ("Prospects for reforms faded following the signing of
+  the treaty").
 """
 
 from __future__ import annotations
@@ -100,19 +104,28 @@ FORWARD = {"caused", "causes", "cause", "causing", "led", "leads", "lead", "lead
            "created", "creates", "brought", "bring", "brings", "contributed", "contributes", "provides",
            "provided", "gave", "gives", "resulting", "ensuing", "therefore", "thus", "hence", "so",
            "destroyed", "killed", "damaged", "forced", "made", "drove", "drives", "fuelled", "fueled",
-           "set", "unleashed", "displacing", "triggered", "inflicted", "left"}
+           "set", "unleashed", "displacing", "triggered", "inflicted", "left", "belli", "pretext", "catalyst"}
 # "cause ... by" / "due to" / "because": the right-hand side is the cause
 BACKWARD = {"by", "due", "because", "owing", "from", "after", "following", "since", "amid", "caused_by",
             "resulted_from", "result_of", "attributed", "blamed", "thanks"}
 TEMPORAL = {"after", "following", "before", "during", "since", "then", "later", "when", "amid"}
 # phrases of time or place between the spans: a sequence, a coincidence or a distance, no cause
 TEMPORAL_PHRASES = (("at", "the", "time", "of"), ("began", "with"), ("started", "with"), ("opened", "with"),
-                    ("begins", "with"), ("starts", "with"))
+                    ("begins", "with"), ("starts", "with"), ("coincided", "with"), ("coincides", "with"),
+                    ("coinciding", "with"), ("at", "the", "same", "time", "as"))
 DISTANCE = {"km", "kilometres", "kilometers", "miles", "mi", "distance", "away"}
 # "X and Y", "X, Y": the spans are only listed together (a heading, "Injuries and deaths")
 COORDINATION = {"and", "or", "&", ",", "the", "a", "an", "its", "their", "of"}
 # "The war was a military and economic disaster": the later span describes the earlier one
 COPULAS = ("is", "was", "are", "were", "became", "becomes", "remained", "remains", "ended as", "proved")
+# "the conflict escalated and became the war", "turned into", "developed into": one thing changing
+# into another, not one causing the other
+CHANGE = {"became", "become", "becomes", "becoming", "escalated", "escalates", "escalating", "turned", "turns",
+          "evolved", "evolves", "developed", "develops", "transformed", "transforms", "grew", "grows"}
+CHANGE_INTO = ("into", "to", "became", "become", "becoming")
+# "the war also involved massacres", "included": the later span is a part of the earlier one
+PART_OF = {"involved", "involves", "involving", "included", "includes", "including", "comprised", "comprises",
+           "consisted", "consists"}
 # text that points elsewhere ("For more information on those deaths, see ...")
 NAVIGATION = re.compile(r"^\s*(for (more|further) (information|details)|see also\b|main article\b)", re.I)
 EFFECT_OPENERS = {"resulting", "ensuing", "subsequent", "consequent", "consequential", "following"}
@@ -270,15 +283,33 @@ def _piece_of_a_word(sentence: str, span: tuple[int, int], name: str) -> str | N
     return None
 
 
-def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: Sequence[str]) -> str | None:
+def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: Sequence[str],
+              before_first: Sequence[str] = ()) -> str | None:
     """Why the sentence states no relation between the spans, if it does not: navigation text,
-    spans only listed together, or the later span describing the earlier one."""
+    spans only listed together, the later span describing the earlier one, being a part of it, or
+    the earlier one turning into it (``before_first``: the words right before the first span,
+    determiners left out)."""
+    before_first = [w for w in before_first if w not in _SKIP_BEFORE_SPAN]
     if NAVIGATION.match(sentence):
         return "navigation text"
     if any(w in DISTANCE for w in between) and "from" in between and not fwd:
         return "a distance between places, not a cause (" + " ".join(w for w in between if w in DISTANCE | {"from"}) + ")"
-    if fwd or back:
+    # "thus", "therefore" tie the clause to the sentence before, not one span to the other
+    if back or any(w not in ("thus", "therefore", "hence") for w in fwd):
         return None
+    change = [w for w in between if w in CHANGE]
+    if change and any(w in CHANGE_INTO for w in between[between.index(change[0]) + 1:]) or \
+            [w for w in between if w in ("became", "become", "becoming")]:
+        return "one span turns into the other (" + " ".join(between) + "), no cause stated"
+    if fwd:
+        return None
+    if before_first[-1:] == ["from"] and between[:1] == ["to"]:
+        return "a change from one span to the other (from ... to), no cause stated"
+    part = [w for w in between if w in PART_OF]
+    if part:
+        return f"'{part[0]}': the later span is a part of the earlier one, no cause stated"
+    if "as" in between and between.index("as") + 1 < len(between) and between[between.index("as") + 1] in ("a", "an"):
+        return "'as a': the later span describes the earlier one"
     if between and all(w in COORDINATION for w in between) and any(w in ("and", "or", "&") for w in between):
         return "the spans are only listed together (" + " ".join(between) + ")"
     text = " ".join(between)
@@ -398,7 +429,7 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
         a.evidence.append("reversed: effect before cause with forward cue(s) " + ", ".join(fwd))
     if not a.reversed:
         unstated = _piece_of_a_word(sentence, (cs, ce), "cause") or _piece_of_a_word(sentence, (es, ee), "effect") \
-            or _unstated(sentence, between_words, fwd, back)
+            or _unstated(sentence, between_words, fwd, back, [t[0] for t in before])
         if unstated:
             a.unstated = True
             a.evidence.append("unstated: " + unstated)
