@@ -27,6 +27,7 @@ import io
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -403,6 +404,43 @@ def _has_content(target: Path) -> bool:
 def shrink_allowed() -> bool:
     """Whether the caller is inside ``allowing_empty_outputs()`` (``--allow-shrink``)."""
     return _allow_empty.get()
+
+
+def temp_dir_beside(out: str | os.PathLike) -> Path:
+    """A fresh, empty folder beside ``out`` (``.<name>.tmp-<pid>``) to build ``out``'s new
+    contents in; :func:`replace_dir` then puts it in ``out``'s place."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    return tmp
+
+
+def replace_dir(tmp: str | os.PathLike, out: str | os.PathLike) -> None:
+    """Put the finished folder ``tmp`` in ``out``'s place with two renames (the old folder aside,
+    the new one in), then remove the old one: a reader sees the old folder or the new one, never
+    a mix of both."""
+    tmp, out = Path(tmp), Path(out)
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    shutil.rmtree(old, ignore_errors=True)
+    if out.exists():
+        os.replace(out, old)
+    os.replace(tmp, out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def atomic_dir(out: str | os.PathLike) -> Iterator[Path]:
+    """Build the folder ``out`` atomically: yields an empty temporary folder beside it, which
+    replaces ``out`` (:func:`replace_dir`) when the block ends without an exception; on one,
+    ``out`` is left as it was and the temporary folder removed."""
+    tmp = temp_dir_beside(out)
+    try:
+        yield tmp
+        replace_dir(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -15,16 +15,20 @@ one exists there, else a hub name looked up in the local Hugging Face cache only
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import random
 import re
-import shutil
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from causalkg.core.config import Config
 from causalkg.core.errors import ConfigError, ModelError
+from causalkg.core.jsonl import atomic_dir
 from causalkg.core.manifest import write_manifest
+from causalkg.core.progress import progress
 
 OFFLINE_MINILM_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm")
 _DEVICE = re.compile(r"^(auto|cpu|cuda(:\d+)?|mps)$")
@@ -186,6 +190,80 @@ def bucketed_batches(lengths: Sequence[int], batch_size: int, steps: int, rng: r
                 return
 
 
+@dataclass
+class FineTuneRun:
+    """What :func:`fine_tune` did: the checkpoint history, the step whose checkpoint was kept
+    (0 when nothing was evaluated) and the seconds of the step loop."""
+
+    history: list[dict[str, Any]] = field(default_factory=list)
+    best_step: int = 0
+    best_score: float = -1.0
+    seconds: float = 0.0
+
+
+def fine_tune(model: Any, batches: Iterable[list[int]], loss_of: Callable[[list[int]], Any], *,
+              params: Sequence[Any], steps: int, learning_rate: float, warmup: float, desc: str,
+              evaluate: Callable[[], tuple[float, dict[str, Any]]] | None = None, eval_every: int = 0,
+              started: float | None = None, log: logging.Logger | None = None) -> FineTuneRun:
+    """The one training loop of every fine-tuned model (QA head, span tagger, sentence gate, pair
+    verifier): AdamW (weight decay 0.01) over ``params`` with linear warm-up (``warmup`` share
+    of ``steps``) and decay, gradients clipped to norm 1, one optimiser step per batch of
+    ``batches`` (lists of example indices; ``loss_of(indices)`` computes the batch's loss, its
+    own autocast included), a progress bar called ``desc``.
+
+    With ``evaluate`` (returns a score, higher is better, and the fields to record), the model is
+    scored in eval mode every ``eval_every`` steps and at the last one; each checkpoint goes into
+    the history as ``{"step", "loss" (mean since the last checkpoint), **fields, "seconds"
+    (since ``started``)}``, and the best one's weights are put back at the end. The model is left
+    in eval mode."""
+    import torch
+    from transformers import get_linear_schedule_with_warmup
+
+    t0 = time.perf_counter() if started is None else started
+    params = list(params)
+    optimizer = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.01)
+    schedule = get_linear_schedule_with_warmup(optimizer, int(warmup * steps), steps)
+    run = FineTuneRun()
+    best_state = None
+    bar = progress(total=steps, desc=desc, unit="step")
+    model.train()
+    loss_sum, loss_n = 0.0, 0
+    loop_t0 = time.perf_counter()
+    for step, idx in enumerate(batches, 1):
+        loss = loss_of(idx)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        if evaluate is not None:
+            loss_sum += loss.item()
+            loss_n += 1
+        bar.update(1)
+        if evaluate is not None and (step % eval_every == 0 or step == steps):
+            model.eval()
+            score, fields = evaluate()
+            model.train()
+            mean_loss = loss_sum / max(1, loss_n)
+            run.history.append({"step": step, "loss": round(mean_loss, 4), **fields,
+                                "seconds": round(time.perf_counter() - t0, 1)})
+            if log is not None:
+                done = time.perf_counter() - loop_t0
+                log.info("%s: step %d of %d, loss %.3f, %s, about %s left", desc, step, steps, mean_loss,
+                         ", ".join(f"{k} {v}" for k, v in fields.items()),
+                         bar.format_interval(done / step * (steps - step)))
+            loss_sum, loss_n = 0.0, 0
+            if score > run.best_score:
+                run.best_score, run.best_step = score, step
+                best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+    bar.close()
+    run.seconds = time.perf_counter() - loop_t0
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    return run
+
+
 def resolve_encoder_path(name: str) -> str:
     """The path or hub name sentence-transformers should load for the encoder ``name``."""
     if name in OFFLINE_MINILM_NAMES:
@@ -230,14 +308,7 @@ def training_files(cfg: Config, key: str, data: str | os.PathLike | None, what: 
 def save_model_folder(model: Any, tokenizer: Any, out: Path, manifest: dict[str, Any]) -> None:
     """Write a trained transformers model, its tokenizer and its manifest as the folder ``out``,
     atomically: a temporary sibling, then two renames (a reader sees the old folder or the new)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    write_manifest(tmp, manifest)
-    if out.exists():
-        os.replace(out, old)
-    os.replace(tmp, out)
-    shutil.rmtree(old, ignore_errors=True)
+    with atomic_dir(out) as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        write_manifest(tmp, manifest)

@@ -37,7 +37,6 @@ import math
 import os
 import random
 import re
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,10 +44,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from causalkg.core.models import (bucketed_batches, resolve_device, resolve_encoder_path, stage_device, training_dtype,
+from causalkg.core.models import (bucketed_batches, fine_tune, resolve_device, resolve_encoder_path, stage_device, training_dtype,
                              training_files)
 from causalkg.core.config import Config
 from causalkg.core.errors import ConfigError, ModelError
+from causalkg.core.jsonl import replace_dir, temp_dir_beside
 from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
 from causalkg.core.progress import progress
 
@@ -225,7 +225,6 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     over its embeddings: (weights, bias) of one unit, or (classes x dim weights, classes biases)."""
     import torch
     from sentence_transformers import SentenceTransformer
-    from transformers import get_linear_schedule_with_warmup
 
     torch.manual_seed(seed)
     st = SentenceTransformer(resolve_encoder_path(base), device=device)
@@ -238,18 +237,14 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     k = len(at_chars[0]) if at_chars is not None else 1
     head = torch.nn.Linear(model.config.hidden_size * k, classes).to(device)
     params = [p for p in list(model.parameters()) + list(head.parameters()) if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.01)
-    sched = get_linear_schedule_with_warmup(opt, int(warmup * steps), steps)
     enc = tok(list(texts), truncation=True, max_length=max_length)
     labels = torch.as_tensor(np.asarray(y, dtype=np.float32 if classes == 1 else np.int64))
     if at_chars is not None:
         from causalkg.linking.encoder import char_tokens
 
         where = torch.as_tensor(char_tokens(enc, at_chars))
-    model.train()
-    bar = progress(total=steps, desc="fine-tuning the gate's encoder", unit="step")
-    for idx in bucketed_batches([len(ids) for ids in enc["input_ids"]], batch_size, steps, random.Random(seed),
-                                ties_by_index=True):
+
+    def loss_of(idx: list[int]) -> Any:
         batch = tok.pad([{k: enc[k][i] for k in enc.keys()} for i in idx], return_tensors="pt")
         batch = {k: v.to(device) for k, v in batch.items()}
         with torch.autocast(device_type=device.split(":")[0], dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
@@ -263,17 +258,13 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
             emb = torch.nn.functional.normalize((hidden.float() * mask).sum(1) / mask.sum(1).clamp(min=1.0), dim=-1)
         if classes == 1:
             logits = LOGIT_SCALE * head(emb).squeeze(-1)
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels[idx].to(device))
-        else:
-            loss = torch.nn.functional.cross_entropy(LOGIT_SCALE * head(emb), labels[idx].to(device))
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad()
-        bar.update(1)
-    bar.close()
-    model.eval()
+            return torch.nn.functional.binary_cross_entropy_with_logits(logits, labels[idx].to(device))
+        return torch.nn.functional.cross_entropy(LOGIT_SCALE * head(emb), labels[idx].to(device))
+
+    batches = bucketed_batches([len(ids) for ids in enc["input_ids"]], batch_size, steps, random.Random(seed),
+                               ties_by_index=True)
+    fine_tune(model, batches, loss_of, params=params, steps=steps, learning_rate=learning_rate, warmup=warmup,
+              desc="fine-tuning the gate's encoder")
     st.save(str(out_dir))
     w = head.weight.detach().cpu().numpy().astype(np.float64) * LOGIT_SCALE
     b = head.bias.detach().cpu().numpy().astype(np.float64) * LOGIT_SCALE
@@ -429,10 +420,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     y_train = np.asarray([1.0 if r["causal"] else 0.0 for r in train], dtype=np.float32)
     y_val = np.asarray([1.0 if r["causal"] else 0.0 for r in val], dtype=np.float32)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = temp_dir_beside(out)
     # 1. The encoder, fine-tuned as a classifier of the training sentences.
     dev = resolve_device(stage_device(cfg, "extract.device"))
     dtype = training_dtype(plan["dtype"], dev)
@@ -490,9 +478,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     np.savez(tmp / WEIGHTS, w=w, b=np.float64(b), w_words=w_words, idf=words.idf)
     (tmp / WORDS).write_text(json.dumps(words.terms, ensure_ascii=False), encoding="utf-8")
     write_manifest(tmp, manifest)
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(tmp, out)
+    replace_dir(tmp, out)
     return GateTrainResult(out, seconds=seconds, validation=validation, manifest=manifest)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from causalkg.core.config import Config
 from causalkg.core.errors import ModelError
-from causalkg.core.jsonl import atomic_write
+from causalkg.core.jsonl import atomic_dir, atomic_write
 from causalkg.core.manifest import read_manifest, write_manifest
 
 PACKAGE_MANIFEST = "MANIFEST.json"
@@ -155,11 +155,7 @@ def _install_one(package: Path, name: str, manifest: dict[str, Any], target: Pat
     """Write one model folder from the package: a temporary sibling, then two renames."""
     prefix = f"{name}/"
     half = set(manifest.get("float16", []))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
+    with atomic_dir(target) as tmp:
         for rel in sorted(r for r in manifest["files"] if r.startswith(prefix)):
             inner = rel[len(prefix):]
             if inner == "manifest.json":
@@ -175,12 +171,6 @@ def _install_one(package: Path, name: str, manifest: dict[str, Any], target: Pat
                                   "manifest_sha256": package_id,
                                   "weights": "float16 in the package, float32 here"}
         write_manifest(tmp, trained)
-        if target.exists():
-            os.replace(target, old)
-        os.replace(tmp, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def install_models(cfg: Config, *, package: str | os.PathLike | None = None, force: bool = False) -> InstallModelsResult:
@@ -224,12 +214,9 @@ def build_model_package(models: dict[str, str | os.PathLike], out: str | os.Path
     ONNX cache left out, ``MANIFEST.json`` written last. ``model_card``: the text of
     ``MODEL_CARD.md``. The folder is replaced as a whole (temporary sibling, then renames)."""
     out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
     files: dict[str, dict[str, Any]] = {}
     half: list[str] = []
-    try:
+    with atomic_dir(out) as tmp:
         for name, folder in models.items():
             if name not in MODELS:
                 raise ModelError(f"unknown model {name!r}; the package holds {', '.join(MODELS)}")
@@ -254,12 +241,6 @@ def build_model_package(models: dict[str, str | os.PathLike], out: str | os.Path
         with atomic_write(tmp / PACKAGE_MANIFEST) as fh:
             json.dump(manifest, fh, indent=2, sort_keys=True)
             fh.write("\n")
-        if out.exists():
-            os.replace(out, old)
-        os.replace(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(old, ignore_errors=True)
     return BuildModelPackageResult(out, version, len(files) + 1,
                                    sum(f["bytes"] for f in files.values()) + (out / PACKAGE_MANIFEST).stat().st_size)
 

@@ -32,12 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from causalkg.core.models import save_model_folder, stage_device, training_files
+from causalkg.core.models import bucketed_batches, fine_tune, save_model_folder, stage_device, training_files
 from causalkg.linking.encoder import FIXED_PASS_TOKENS, bucket_batches, pad_pass
 from causalkg.core.config import Config
 from causalkg.core.errors import ConfigError, ModelError
 from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, trained_model_is_current
-from causalkg.core.progress import progress
 
 log = logging.getLogger(__name__)
 
@@ -342,7 +341,7 @@ def train_tagger(cfg: Config, *, output: str | os.PathLike | None = None, data: 
         current, reason = tagger_is_current(out, plan["fingerprint"])
         if current:
             return TaggerTrainResult(out, skipped=True, reason=reason, manifest=read_manifest(out) or {})
-    from transformers import AutoModelForTokenClassification, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     t0 = time.perf_counter()
@@ -386,64 +385,30 @@ def train_tagger(cfg: Config, *, output: str | os.PathLike | None = None, data: 
     for layer in list(layers)[: plan["frozen_layers"]]:
         for p in layer.parameters():
             p.requires_grad = False
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=plan["learning_rate"],
-                                  weight_decay=0.01)
-    schedule = get_linear_schedule_with_warmup(optimizer, int(plan["warmup"] * plan["steps"]), plan["steps"])
     eval_tagger = SpanTagger("validation", model=model, tokenizer=tokenizer, batch_size=64,
                              max_relations=plan["max_relations"], max_seq_length=plan["max_seq_length"])
-    history: list[dict[str, Any]] = []
-    best = (-1.0, None, 0)
-    bar = progress(total=plan["steps"], desc="training the span tagger", unit="step")
-    model.train()
-    loss_sum, loss_n, step = 0.0, 0, 0
-    while step < plan["steps"]:
-        order = list(range(len(feats)))
-        rng.shuffle(order)
-        # Length buckets inside windows of 50 batches: little padding, random order.
-        window = plan["batch_size"] * 50
-        batches = []
-        for w in range(0, len(order), window):
-            chunk = sorted(order[w : w + window], key=lambda i: len(feats[i]["input_ids"]))
-            batches += [chunk[b : b + plan["batch_size"]] for b in range(0, len(chunk), plan["batch_size"])]
-        rng.shuffle(batches)
-        for idx in batches:
-            if step >= plan["steps"]:
-                break
-            step += 1
-            width = max(len(feats[i]["input_ids"]) for i in idx)
-            batch = tokenizer.pad([{k: feats[i][k] for k in keys} for i in idx], return_tensors="pt",
-                                  padding_side="right")
-            batch["labels"] = torch.tensor([feats[i]["labels"] + [-100] * (width - len(feats[i]["labels"]))
-                                            for i in idx])
-            loss = model(**{k: v.to(dev) for k, v in batch.items()}).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
-            loss_sum += loss.item()
-            loss_n += 1
-            bar.update(1)
-            if step % plan["eval_every"] == 0 or step == plan["steps"]:
-                model.eval()
-                scores = pair_f1(eval_tagger, val_recs)
-                model.train()
-                history.append({"step": step, "loss": round(loss_sum / max(1, loss_n), 4),
-                                "val_pair_f1": round(scores["f1"], 4),
-                                "seconds": round(time.perf_counter() - t0, 1)})
-                log.info("step %d: loss %.3f, validation pair F1 %.3f", step, loss_sum / max(1, loss_n), scores["f1"])
-                loss_sum, loss_n = 0.0, 0
-                if scores["f1"] > best[0]:
-                    best = (scores["f1"], {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}, step)
-    bar.close()
-    if best[1] is not None:
-        model.load_state_dict(best[1])
-    model.eval()
+
+    def loss_of(idx: list[int]) -> Any:
+        width = max(len(feats[i]["input_ids"]) for i in idx)
+        batch = tokenizer.pad([{k: feats[i][k] for k in keys} for i in idx], return_tensors="pt", padding_side="right")
+        batch["labels"] = torch.tensor([feats[i]["labels"] + [-100] * (width - len(feats[i]["labels"])) for i in idx])
+        return model(**{k: v.to(dev) for k, v in batch.items()}).loss
+
+    def evaluate() -> tuple[float, dict[str, Any]]:
+        scores = pair_f1(eval_tagger, val_recs)
+        return scores["f1"], {"val_pair_f1": round(scores["f1"], 4)}
+
+    # Length buckets inside windows of 50 batches: little padding, random order.
+    batches = bucketed_batches([len(f["input_ids"]) for f in feats], plan["batch_size"], plan["steps"], rng)
+    run = fine_tune(model, batches, loss_of, params=[p for p in model.parameters() if p.requires_grad],
+                    steps=plan["steps"], learning_rate=plan["learning_rate"], warmup=plan["warmup"],
+                    desc="training the span tagger", evaluate=evaluate, eval_every=plan["eval_every"], started=t0,
+                    log=log)
     val_scores = pair_f1(eval_tagger, val_recs)
     seconds = time.perf_counter() - t0
     validation = {"sentences": len(val_recs), "relations": sum(len(r["relations"]) for r in val_recs),
-                  "selected_step": best[2], "pair": {k: round(v, 4) for k, v in val_scores.items()},
-                  "history": history}
+                  "selected_step": run.best_step, "pair": {k: round(v, 4) for k, v in val_scores.items()},
+                  "history": run.history}
     public = {k: v for k, v in plan.items() if k not in ("train_file", "val_file", "base_model_path")}
     manifest = build_manifest(
         STAGE, cfg, inputs={"train": plan["train_file"], "val": plan["val_file"]},

@@ -30,9 +30,8 @@ from typing import Any, Sequence
 from causalkg.core.config import Config
 from causalkg.core.errors import ConfigError, ModelError
 from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, trained_model_is_current
-from causalkg.core.models import (TRAIN_DTYPES, bucketed_batches, resolve_device, resolve_encoder_path, save_model_folder,
+from causalkg.core.models import (TRAIN_DTYPES, bucketed_batches, fine_tune, resolve_device, resolve_encoder_path, save_model_folder,
                              stage_device, training_dtype, training_files)
-from causalkg.core.progress import progress
 from causalkg.kg import qa_data
 from causalkg.kg.qa_decode import TRAIN_STAGE, recommended_null_threshold
 from causalkg.kg.span_metrics import best_null_threshold, squad2_scores
@@ -187,7 +186,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
     if dry_run:
         return TrainResult(out, skipped=True, reason="dry run", manifest={"training": plan})
 
-    from transformers import AutoModelForQuestionAnswering, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     t0 = time.perf_counter()
@@ -221,52 +220,27 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
         # the optimiser's work and keeps words unseen in training where the encoder put them.
         for p in model.base_model.embeddings.parameters():
             p.requires_grad = False
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
-                                  lr=plan["learning_rate"], weight_decay=0.01)
-    schedule = get_linear_schedule_with_warmup(optimizer, int(plan["warmup"] * plan["steps"]), plan["steps"])
     eval_bs = int(cfg["extract"]["batch_size"])
-    history: list[dict[str, Any]] = []
-    best_f1, best_state, best_step = -1.0, None, 0
-    bar = progress(total=plan["steps"], desc="training the QA head", unit="step")
-    model.train()
-    loss_sum, loss_n = 0.0, 0
     lengths = [len(f["input_ids"]) for f in feats]
-    for step, idx in enumerate(bucketed_batches(lengths, plan["batch_size"], plan["steps"], rng), 1):
+
+    def loss_of(idx: list[int]) -> Any:
         batch = tokenizer.pad([{k: feats[i][k] for k in ("input_ids", "token_type_ids", "attention_mask")
                                 if k in feats[i]} for i in idx], return_tensors="pt", padding_side="right")
         batch["start_positions"] = torch.tensor([feats[i]["start_positions"] for i in idx])
         batch["end_positions"] = torch.tensor([feats[i]["end_positions"] for i in idx])
         with torch.autocast(device_type=dev.split(":")[0], dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
-            loss = model(**{k: v.to(dev) for k, v in batch.items()}).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad()
-        loss_sum += loss.item()
-        loss_n += 1
-        bar.update(1)
-        if step % plan["eval_every"] == 0 or step == plan["steps"]:
-            model.eval()
-            scores = _validate(model, tokenizer, selection, batch_size=eval_bs,
-                               max_answer_tokens=plan["max_answer_tokens"])
-            model.train()
-            history.append({"step": step, "loss": round(loss_sum / max(1, loss_n), 4),
-                            "selection_f1": round(scores["best_f1"], 2),
-                            "seconds": round(time.perf_counter() - t0, 1)})
-            elapsed = time.perf_counter() - t0
-            log.info("step %d of %d: loss %.3f, selection F1 %.1f, about %s left", step, plan["steps"],
-                     loss_sum / max(1, loss_n), scores["best_f1"],
-                     bar.format_interval(elapsed / step * (plan["steps"] - step)))
-            loss_sum, loss_n = 0.0, 0
-            if scores["best_f1"] > best_f1:
-                best_f1, best_step = scores["best_f1"], step
-                best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-    bar.close()
+            return model(**{k: v.to(dev) for k, v in batch.items()}).loss
+
+    def evaluate() -> tuple[float, dict[str, Any]]:
+        scores = _validate(model, tokenizer, selection, batch_size=eval_bs, max_answer_tokens=plan["max_answer_tokens"])
+        return scores["best_f1"], {"selection_f1": round(scores["best_f1"], 2)}
+
+    run = fine_tune(model, bucketed_batches(lengths, plan["batch_size"], plan["steps"], rng), loss_of,
+                    params=[p for p in model.parameters() if p.requires_grad], steps=plan["steps"],
+                    learning_rate=plan["learning_rate"], warmup=plan["warmup"], desc="training the QA head",
+                    evaluate=evaluate, eval_every=plan["eval_every"], started=t0, log=log)
+    history, best_step = run.history, run.best_step
     train_seconds = time.perf_counter() - t0
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    model.eval()
     val_scores = _validate(model, tokenizer, val_ex, batch_size=eval_bs,
                            max_answer_tokens=plan["max_answer_tokens"], thresholds=(0.0,))
     seconds = time.perf_counter() - t0

@@ -40,7 +40,6 @@ Flow: kg.extract (pairs) -> here (a verdict per prose pair) -> kg.mentions (link
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +49,7 @@ import numpy as np
 
 from causalkg.core.config import Config
 from causalkg.core.errors import ConfigError, ModelError
+from causalkg.core.jsonl import replace_dir, temp_dir_beside
 from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
 from causalkg.core.models import resolve_device, stage_device, training_files
 
@@ -286,10 +286,7 @@ def train_verifier(cfg: Config, *, output: str | os.PathLike | None = None, data
             raise ConfigError(f"verifier training data needs pairs of at least two labels in {name}")
     y_train = np.asarray([LABELS.index(r["label"]) for r in train], dtype=np.int64)
     y_val = np.asarray([LABELS.index(r["label"]) for r in val], dtype=np.int64)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = temp_dir_beside(out)
     dev = resolve_device(stage_device(cfg, "kg.verifier.device"))
     train_texts, train_at = marked_texts(train)
     w, b = fine_tune_encoder(plan["encoder"], train_texts, y_train, tmp / ENCODER_DIR, steps=plan["steps"],
@@ -316,9 +313,7 @@ def train_verifier(cfg: Config, *, output: str | os.PathLike | None = None, data
     )
     np.savez(tmp / HEAD, w=np.asarray(w, dtype=np.float64), b=np.asarray(b, dtype=np.float64))
     write_manifest(tmp, manifest)
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(tmp, out)
+    replace_dir(tmp, out)
     return VerifierTrainResult(out, seconds=seconds, validation=validation, manifest=manifest)
 
 
