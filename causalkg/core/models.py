@@ -203,7 +203,7 @@ class FineTuneRun:
 
 def fine_tune(model: Any, batches: Iterable[list[int]], loss_of: Callable[[list[int]], Any], *,
               params: Sequence[Any], steps: int, learning_rate: float, warmup: float, desc: str,
-              evaluate: Callable[[], tuple[float, dict[str, Any]]] | None = None, eval_every: int = 0,
+              evaluate: Callable[[], tuple[float, dict[str, Any], str]] | None = None, eval_every: int = 0,
               started: float | None = None, log: logging.Logger | None = None) -> FineTuneRun:
     """The one training loop of every fine-tuned model (QA head, span tagger, sentence gate, pair
     verifier): AdamW (weight decay 0.01) over ``params`` with linear warm-up (``warmup`` share
@@ -211,7 +211,8 @@ def fine_tune(model: Any, batches: Iterable[list[int]], loss_of: Callable[[list[
     ``batches`` (lists of example indices; ``loss_of(indices)`` computes the batch's loss, its
     own autocast included), a progress bar called ``desc``.
 
-    With ``evaluate`` (returns a score, higher is better, and the fields to record), the model is
+    With ``evaluate`` (returns a score, higher is better, the fields to record and a few words for
+    the log line, e.g. "selection F1 62.0"), the model is
     scored in eval mode every ``eval_every`` steps and at the last one; each checkpoint goes into
     the history as ``{"step", "loss" (mean since the last checkpoint), **fields, "seconds"
     (since ``started``)}``, and the best one's weights are put back at the end. The model is left
@@ -242,15 +243,14 @@ def fine_tune(model: Any, batches: Iterable[list[int]], loss_of: Callable[[list[
         bar.update(1)
         if evaluate is not None and (step % eval_every == 0 or step == steps):
             model.eval()
-            score, fields = evaluate()
+            score, fields, said = evaluate()
             model.train()
             mean_loss = loss_sum / max(1, loss_n)
             run.history.append({"step": step, "loss": round(mean_loss, 4), **fields,
                                 "seconds": round(time.perf_counter() - t0, 1)})
             if log is not None:
                 done = time.perf_counter() - loop_t0
-                log.info("%s: step %d of %d, loss %.3f, %s, about %s left", desc, step, steps, mean_loss,
-                         ", ".join(f"{k} {v}" for k, v in fields.items()),
+                log.info("step %d of %d: loss %.3f, %s, about %s left", step, steps, mean_loss, said,
                          bar.format_interval(done / step * (steps - step)))
             loss_sum, loss_n = 0.0, 0
             if score > run.best_score:

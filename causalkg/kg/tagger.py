@@ -396,7 +396,7 @@ def train_tagger(cfg: Config, *, output: str | os.PathLike | None = None, data: 
 
     def evaluate() -> tuple[float, dict[str, Any]]:
         scores = pair_f1(eval_tagger, val_recs)
-        return scores["f1"], {"val_pair_f1": round(scores["f1"], 4)}
+        return scores["f1"], {"val_pair_f1": round(scores["f1"], 4)}, f"validation pair F1 {scores['f1']:.3f}"
 
     # Length buckets inside windows of 50 batches: little padding, random order.
     batches = bucketed_batches([len(f["input_ids"]) for f in feats], plan["batch_size"], plan["steps"], rng)

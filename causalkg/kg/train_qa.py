@@ -233,7 +233,8 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
 
     def evaluate() -> tuple[float, dict[str, Any]]:
         scores = _validate(model, tokenizer, selection, batch_size=eval_bs, max_answer_tokens=plan["max_answer_tokens"])
-        return scores["best_f1"], {"selection_f1": round(scores["best_f1"], 2)}
+        return (scores["best_f1"], {"selection_f1": round(scores["best_f1"], 2)},
+                f"selection F1 {scores['best_f1']:.1f}")
 
     run = fine_tune(model, bucketed_batches(lengths, plan["batch_size"], plan["steps"], rng), loss_of,
                     params=[p for p in model.parameters() if p.requires_grad], steps=plan["steps"],

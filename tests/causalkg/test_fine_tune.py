@@ -54,7 +54,7 @@ def test_the_best_checkpoint_is_kept_and_recorded():
         step = len(seen) * 2 + 2
         seen[step] = [p.detach().clone() for p in model.parameters()]
         s = next(scores)
-        return s, {"score": s}
+        return s, {"score": s}, f"score {s}"
 
     torch.manual_seed(0)
     x, y = _problem()
