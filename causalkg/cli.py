@@ -31,7 +31,12 @@ from typing import Any, Callable, ClassVar, NoReturn, Sequence
 
 from causalkg import __version__
 from causalkg.core.config import CfgLike, Config, flat_items, load_config, parse_assignment, resolve_config, to_toml
+from causalkg.core.deadline import stage_deadline
 from causalkg.core.errors import CausalKGError
+from causalkg.core.interrupts import Interrupted, stop_on_signals
+from causalkg.core.jsonl import allowing_empty_outputs
+from causalkg.core.progress import progress_enabled, progress_for_command
+from causalkg.core.ranges import check_options
 from causalkg.core.results import Result, TableResult, table
 from causalkg.options import add_format
 
@@ -257,14 +262,6 @@ def os_error_line(exc: OSError, data: "os.PathLike | str | None" = None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``causalkg`` command. Returns the exit status."""
-    # Imported here, not at the top: ``ck.assemble`` imports this module's command helpers
-    # (through kg/cli/graph.py) and should not pay for the run-time machinery of the CLI.
-    from causalkg.core.deadline import stage_deadline
-    from causalkg.core.interrupts import Interrupted, stop_on_signals
-    from causalkg.core.jsonl import allowing_empty_outputs
-    from causalkg.core.progress import progress_enabled, progress_for_command
-    from causalkg.core.ranges import check_options
-
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the command's own parser, which knows its options
