@@ -44,7 +44,7 @@ def select(split: str, limit: int | None = None, domain: str | None = None) -> l
 def build(split: str, work: Path, lines: list[str] | None = None, cfg=None, extractions: Path | None = None) -> Path:
     """Extract and assemble one split's KG (all of it, or only ``lines`` of it) in ``work``;
     returns its flat pairs file. ``extractions``: pairs extracted before (no extraction is run)."""
-    import causalkg.api as ck
+    import causalkg as ck
 
     src = HELDOUT / f"{split}.jsonl"
     work.mkdir(parents=True, exist_ok=True)

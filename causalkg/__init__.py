@@ -9,9 +9,17 @@
     kg = ck.assemble(cfg=cfg)                        # causalkg kg assemble
     print(ck.recall(kg.out / "causal_kg.jsonl", cfg=cfg).to_table("md"))
 
-Each step returns a typed result (``causalkg.results``) that renders itself with
-``to_table(fmt)``. The names are imported on first use (module ``__getattr__``), so importing
-``causalkg`` stays cheap and loads none of the stages.
+Each command is one function, defined in its stage's command module beside its result class
+and its ``causalkg`` subcommand (``causalkg.kg.cli.graph`` holds ``assemble``, ``Assembly`` and
+``causalkg kg assemble``). Each returns a typed result (a ``causalkg.core.results.Result``)
+that renders itself with ``to_table(fmt)``; the command prints exactly that. Every function
+takes ``cfg``: a ``Config`` (from ``load_config``), a path to a TOML file over the defaults, or
+None (the defaults, and ``./causalkg.toml`` when present); keyword options that are settings
+override it for that call only. Errors are ``CausalKGError`` subclasses.
+
+The names here are those of the modules in ``COMMAND_MODULES`` (their ``__all__``), imported
+on first use (module ``__getattr__``), so importing ``causalkg`` stays cheap and loads none of
+the stages.
 
 This package also holds what every stage shares: the CLI, the configuration, the error types,
 the JSONL contracts between stages, manifests, progress bars, retries, the disk cache and the
@@ -25,60 +33,46 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from causalkg.core import __version__
+from causalkg.core import __version__ as __version__  # re-exported: causalkg.__version__
 
-# name -> "module:attribute", imported when first asked for.
-_API: dict[str, str] = {
-    # configuration and errors
-    "load_config": "causalkg.core.config:load_config",
-    "Config": "causalkg.core.config:Config",
-    "show_config": "causalkg.api:show_config",
-    "list_registry": "causalkg.api:list_registry",
-    "CausalKGError": "causalkg.core.errors:CausalKGError",
-    "ConfigError": "causalkg.core.errors:ConfigError",
-    "SchemaError": "causalkg.core.errors:SchemaError",
-    "SourceError": "causalkg.core.errors:SourceError",
-    "StoreError": "causalkg.core.errors:StoreError",
-    "ModelError": "causalkg.core.errors:ModelError",
-    # the flow
-    "build_corpus": "causalkg.api:build_corpus",
-    "build_index": "causalkg.api:build_index",
-    "link": "causalkg.api:link",
-    "train_qa": "causalkg.api:train_qa",
-    "install_models": "causalkg.api:install_models",
-    "extract": "causalkg.api:extract",
-    "assemble": "causalkg.api:assemble",
-    "export": "causalkg.api:export",
-    "query": "causalkg.api:query",
-    "stats": "causalkg.api:stats",
-    "summary": "causalkg.api:summary",
-    # evaluation
-    "recall": "causalkg.api:recall",
-    "precision": "causalkg.api:precision",
-    "human_precision": "causalkg.api:human_precision",
-    "report": "causalkg.api:report",
-    "soft": "causalkg.api:soft",
-    "elo": "causalkg.api:elo",
-    "meta": "causalkg.api:meta",
-    "align": "causalkg.api:align",
-    "agreement": "causalkg.api:agreement",
-    "sqc": "causalkg.api:sqc",
-    "consistency": "causalkg.api:consistency",
-    "setup_wordnet": "causalkg.api:setup_wordnet",
-}
+# The modules whose public names (``__all__``) ``import causalkg as ck`` gives: the
+# configuration and the errors, then each stage's commands in the order of the flow.
+COMMAND_MODULES: tuple[str, ...] = (
+    "causalkg.core.config",
+    "causalkg.core.errors",
+    "causalkg.cli",
+    "causalkg.corpus.cli",
+    "causalkg.linking.cli",
+    "causalkg.kg.cli.extract",
+    "causalkg.kg.cli.models",
+    "causalkg.kg.cli.graph",
+    "causalkg.evaluation.cli.recall",
+    "causalkg.evaluation.cli.soft",
+    "causalkg.evaluation.cli.sqc",
+)
 
-__all__ = ["__version__", *_API]
+
+def _names() -> dict[str, str]:
+    """Public name -> the command module that defines it (imports every module in the list)."""
+    found: dict[str, str] = {}
+    for module_name in COMMAND_MODULES:
+        for name in importlib.import_module(module_name).__all__:
+            found.setdefault(name, module_name)
+    return found
 
 
 def __getattr__(name: str) -> Any:
-    target = _API.get(name)
-    if target is None:
-        raise AttributeError(f"module 'causalkg' has no attribute {name!r}")
-    module_name, _, attr = target.partition(":")
-    value = getattr(importlib.import_module(module_name), attr)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    if name == "__all__":
+        return ["__version__", *_names()]
+    if not name.startswith("_"):
+        for module_name in COMMAND_MODULES:  # in order, stopping at the first that has it
+            module = importlib.import_module(module_name)
+            if name in module.__all__:
+                value = getattr(module, name)
+                globals()[name] = value  # later lookups skip this function
+                return value
+    raise AttributeError(f"module 'causalkg' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_API))
+    return sorted(set(globals()) | set(_names()))

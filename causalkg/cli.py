@@ -1,12 +1,17 @@
-"""The ``causalkg`` command: noun-verb subcommands, one per library function.
+"""The ``causalkg`` command: noun-verb subcommands, one per function of the Python API.
 
-Each stage registers its commands from its own ``cli`` module (``corpus.cli``, ``linking.cli``,
-``kg.cli``, ``evaluation.cli``). The direction of the imports is one way: a stage CLI imports this
-module for its parser helpers (``add_group``, ``add_command``, ``register_modules``); this module
-imports no stage, it names the stage CLIs in ``STAGE_CLIS`` and loads them by name when the parser
-is built (``tests/causalkg/test_structure.py`` checks both). A command parses typed options, resolves the configuration
-(defaults < ``--config FILE`` < ``--set key=value`` < the command's own flags) and calls one
-library function with the same name and arguments; the Python API and the CLI do the same thing.
+Each stage has its commands in its own ``cli`` modules (``corpus.cli``, ``linking.cli``,
+``kg.cli``, ``evaluation.cli``): a command's function (what ``import causalkg as ck`` gives), its
+result class and its parser sit side by side there. The direction of the imports is one way: a
+stage CLI imports this module for its parser helpers (``add_group``, ``add_command``,
+``register_modules``); this module imports no stage, it names the stage CLIs in ``STAGE_CLIS``
+and loads them by name when the parser is built (``tests/causalkg/test_structure.py`` checks
+both). A command parses typed options, resolves the configuration (defaults < ``--config FILE``
+< ``--set key=value`` < the command's own flags), calls its function with the same name and
+arguments and prints the result's ``to_table(--format)``.
+
+This module holds the two commands that belong to no stage the same way: ``show_config``
+(``causalkg config show``) and ``list_registry`` (``causalkg registry list``).
 
 Errors: a ``CausalKGError`` prints one line, ``error: ...`` with the fix, and exits non-zero
 (2 for configuration and usage errors); ``--debug`` shows the traceback.
@@ -17,20 +22,23 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import json
 import logging
 import os
 import sys
-from typing import Any, Callable, NoReturn, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, NoReturn, Sequence
 
 from causalkg import __version__
-from causalkg.core.config import Config, load_config, parse_assignment
+from causalkg.core.config import CfgLike, Config, flat_items, load_config, parse_assignment, resolve_config, to_toml
 from causalkg.core.deadline import stage_deadline
-from causalkg.core.errors import CausalKGError, ConfigError
+from causalkg.core.errors import CausalKGError
 from causalkg.core.interrupts import Interrupted, stop_on_signals
-from causalkg.core.ranges import check_options
 from causalkg.core.jsonl import allowing_empty_outputs
-from causalkg.options import add_format
 from causalkg.core.progress import progress_enabled, progress_for_command
+from causalkg.core.ranges import check_options
+from causalkg.core.results import Result, TableResult, table
+from causalkg.options import add_format
 
 STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", "causalkg.evaluation.cli",
               "causalkg.web.cli")
@@ -152,15 +160,67 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _config_show(args: argparse.Namespace, cfg: Config) -> None:
-    from causalkg.api import show_config
+@dataclass
+class ConfigView(Result):
+    """The resolved configuration (``causalkg config show``): text is TOML, json is JSON."""
 
+    data: dict[str, Any] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+
+    def _json(self) -> Any:
+        return self.data
+
+    def _render(self, fmt: str) -> str:
+        if fmt == "csv":
+            rows = [{"key": k, "value": v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}
+                    for k, v in flat_items(self.data)]
+            return table(rows, ["key", "value"], "csv")
+        text = to_toml(self.data).rstrip("\n")
+        return f"```toml\n{text}\n```" if fmt == "md" else text
+
+
+def show_config(*, cfg: CfgLike = None) -> ConfigView:
+    """The resolved configuration (``causalkg config show``)."""
+    c = resolve_config(cfg)
+    return ConfigView(data=c.to_dict(), sources=list(c.sources), detail=c)
+
+
+@dataclass
+class RegistryListing(TableResult):
+    """What is registered (``list_registry``): one row per kind and versioned name."""
+
+    entries: list[dict[str, str]] = field(default_factory=list)
+    COLUMNS: ClassVar[list[str]] = ["kind", "name", "aliases", "target"]
+
+    def rows(self) -> list[dict[str, str]]:
+        return self.entries
+
+
+def list_registry(*, kind: str | None = None) -> RegistryListing:
+    """What can be swapped, by versioned name (``causalkg registry list``): extractors, judges,
+    similarity measures, the SQC matcher and complementer, the consistency judge, encoders,
+    export targets. ``kind`` keeps one kind. Names without a version (``qa``) mean the newest (``qa.v1``)."""
+    from causalkg.registry import CATALOG, registry
+
+    kinds = [kind] if kind else sorted(CATALOG)
+    entries = []
+    for k in kinds:
+        reg = registry(k)
+        for name in reg.names():
+            base = name.rsplit(".v", 1)[0]
+            aliases = ", ".join(sorted(a for a, b in reg.aliases().items() if b == base))
+            entries.append({"kind": k, "name": name, "aliases": aliases, "target": reg.target(name)})
+    return RegistryListing(entries=entries)
+
+
+# --- the command line ----------------------------------------------------------------------
+
+
+def _config_show(args: argparse.Namespace, cfg: Config) -> None:
     print(show_config(cfg=cfg).to_table(args.format))
 
 
 def _registry_list(args: argparse.Namespace, cfg: Config) -> None:
-    from causalkg.api import list_registry
-
     print(list_registry(kind=args.kind).to_table(args.format))
 
 
@@ -267,4 +327,5 @@ if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
 
 
-__all__ = ["main", "run", "os_error_line", "add_group", "add_command", "build_parser", "ConfigError"]
+# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+__all__ = ["show_config", "list_registry", "ConfigView", "RegistryListing"]

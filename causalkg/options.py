@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from causalkg.results import FORMATS
+from causalkg.core.results import FORMATS
 
 DEFAULT_FORMAT = "text"
 

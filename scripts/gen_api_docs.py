@@ -1,7 +1,8 @@
 """Write docs/api.md: the Python API reference, generated from the docstrings.
 
-It lists what ``import causalkg as ck`` gives (``causalkg._API``): each function with its
-signature and docstring, then each result class of ``causalkg.results`` with its fields. Run
+It lists what ``import causalkg as ck`` gives (the ``__all__`` of each module in
+``causalkg.COMMAND_MODULES``): each function with its signature, module and docstring, the
+configuration and error classes, then each command's result class with its fields. Run
 ``make docs`` (or ``python scripts/gen_api_docs.py``) after changing the API; a test checks that
 docs/api.md matches the code. ``--check`` exits 1 when the file is stale.
 """
@@ -20,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import causalkg  # noqa: E402
-from causalkg import results  # noqa: E402
+from causalkg.core import results  # noqa: E402
 
 
 def _doc(obj: object) -> str:
@@ -34,12 +35,17 @@ def _signature(name: str, fn: object) -> str:
     return f"ck.{name}{sig}"
 
 
-def _target(name: str) -> object:
-    module, _, attr = causalkg._API[name].partition(":")
-    return getattr(importlib.import_module(module), attr)
+def _names() -> list[tuple[str, str, object]]:
+    """(name, module, object) for every public name, in the order of ``COMMAND_MODULES``."""
+    out = []
+    for module_name in causalkg.COMMAND_MODULES:
+        module = importlib.import_module(module_name)
+        out += [(name, module_name, getattr(module, name)) for name in module.__all__]
+    return out
 
 
 def render() -> str:
+    names = _names()
     out = [
         "# Python API reference",
         "",
@@ -50,22 +56,21 @@ def render() -> str:
         "## Functions",
         "",
     ]
-    for name in causalkg._API:
-        obj = _target(name)
-        if inspect.isclass(obj):
-            continue
-        out += [f"### `ck.{name}`", "", "```python", _signature(name, obj), "```", "", _doc(obj), ""]
-    out += ["## Classes and errors", ""]
-    for name in causalkg._API:
-        obj = _target(name)
-        if inspect.isclass(obj):
-            out += [f"### `ck.{name}`", "", _doc(obj), ""]
-    out += ["## Results (`causalkg.results`)", "", _doc(results), ""]
-    for name in results.__all__:
-        obj = getattr(results, name)
+    for name, module, obj in names:
         if not inspect.isclass(obj):
+            out += [f"### `ck.{name}`", "", "```python", _signature(name, obj), "```", "",
+                    f"In `{module}`.", "", _doc(obj), ""]
+    out += ["## Classes and errors", ""]
+    for name, module, obj in names:
+        if inspect.isclass(obj) and not issubclass(obj, results.Result):
+            out += [f"### `ck.{name}`", "", _doc(obj), ""]
+    out += ["## Results (`causalkg.core.results`)", "", _doc(results), ""]
+    for name, module, obj in [("Result", "causalkg.core.results", results.Result),
+                              ("TableResult", "causalkg.core.results", results.TableResult), *names]:
+        if not (inspect.isclass(obj) and issubclass(obj, results.Result)):
             continue
-        out += [f"### `{name}`", "", _doc(obj), ""]
+        out += [f"### `{'ck.' if module != 'causalkg.core.results' else 'causalkg.core.results.'}{name}`", "",
+                f"In `{module}`.", "", _doc(obj), ""]
         if dataclasses.is_dataclass(obj):
             fields = [f for f in dataclasses.fields(obj) if f.name != "detail"]
             if fields:

@@ -272,3 +272,74 @@ def load_config(
     if overrides:
         cfg = cfg.with_overrides(overrides, origin="--set")
     return cfg
+
+
+PathLike = str | os.PathLike
+CfgLike = Config | PathLike | None
+"""What a command takes as ``cfg``: a Config, a TOML path, or None."""
+
+
+def resolve_config(cfg: CfgLike = None, overrides: Mapping[str, Any] | None = None,
+                   *, origin: str = "API") -> Config:
+    """A ``Config`` from what a caller of a command passed as ``cfg``: a Config, a TOML path, or
+    None (the defaults and ``./causalkg.toml``); ``overrides`` (dotted keys, ``None`` values
+    ignored) go over it, recorded with ``origin``. Raises ConfigError for anything else."""
+    if cfg is None or isinstance(cfg, (str, os.PathLike)):
+        cfg = load_config(cfg)
+    elif not isinstance(cfg, Config):
+        raise ConfigError(f"cfg must be a Config, a TOML path or None, got {type(cfg).__name__}",
+                          hint="use causalkg.load_config(...)")
+    return cfg.with_overrides(dict(overrides or {}), origin=origin)
+
+
+def flat_items(data: Mapping[str, Any], sections: "set[str] | None" = None, prefix: str = "") -> list[tuple[str, Any]]:
+    """``(dotted key, value)`` for every setting; sections (``eval.sqc``) are walked into."""
+    if sections is None:
+        sections = section_names()
+    out: list[tuple[str, Any]] = []
+    for k, v in data.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict) and name in sections:
+            out += flat_items(v, sections, f"{name}.")
+        else:
+            out.append((name, v))
+    return out
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(type(v))
+
+
+def to_toml(data: Mapping[str, Any], sections: "set[str] | None" = None, prefix: str = "") -> str:
+    """``data`` as TOML text. ``sections``: the dotted names written as ``[a.b]`` tables (default:
+    the sections of ``causalkg/core/defaults.toml``); other table values are written inline."""
+    if sections is None:
+        sections = section_names()
+    lines: list[str] = []
+    nested: list[tuple[str, Mapping[str, Any]]] = []
+    for section, values in data.items():
+        name = f"{prefix}{section}"
+        lines.append(f"[{name}]")
+        for k, v in values.items():
+            if isinstance(v, dict) and f"{name}.{k}" in sections:
+                nested.append((f"{name}.{k}", v))
+            else:
+                lines.append(f"{k} = {_toml_value(v)}")
+        lines.append("")
+        for sub, v in nested:
+            lines.append(to_toml({sub.rsplit(".", 1)[1]: v}, sections, prefix=sub.rsplit(".", 1)[0] + "."))
+        nested.clear()
+    return "\n".join(lines)
+
+
+__all__ = ["Config", "load_config", "resolve_config"]

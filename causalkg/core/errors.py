@@ -61,3 +61,6 @@ class StoreError(CausalKGError):
 
 class ModelError(CausalKGError):
     """A model could not be loaded or produced unusable output."""
+
+
+__all__ = ["CausalKGError", "ConfigError", "SchemaError", "SourceError", "StoreError", "ModelError"]

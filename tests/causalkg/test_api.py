@@ -25,7 +25,7 @@ def test_import_is_cheap_and_names_load_on_first_use():
     # no stage, not even the config, is imported by `import causalkg`: only the core's empty
     # package, which holds the version
     assert before == "['causalkg.core']"
-    assert module == "causalkg.api"
+    assert module == "causalkg.kg.cli.graph"  # the command's own module: function, result, parser
     assert "causalkg.kg.assemble" not in after  # the stage loads when the step runs, not before
 
 
@@ -78,6 +78,74 @@ def test_cfg_may_be_a_path_and_errors_are_the_clis(tmp_path):
         ck.show_config(cfg=42)
     with pytest.raises(ck.ConfigError, match="no KG to judge"):
         ck.precision([], cfg=ck.load_config(search_cwd=False))
+
+
+def test_each_command_is_one_module():
+    """A command's function, its result class and its parser are in one module: the function is
+    what ``ck`` gives, its return annotation names a class of the same module, and the parser's
+    handler of that module calls it. Nothing is left of the old API layer."""
+    import importlib
+    import inspect
+
+    import causalkg as ck
+    from causalkg.cli import build_parser
+    from causalkg.core.results import Result
+
+    handlers: dict[str, set[str]] = {}
+    stack = [build_parser()]
+    while stack:
+        parser = stack.pop()
+        handler = parser.get_default("_handler")
+        if handler is not None:
+            handlers.setdefault(handler.__module__, set()).add(inspect.getsource(handler))
+        for action in parser._actions:
+            if isinstance(getattr(action, "choices", None), dict):
+                stack += list(action.choices.values())
+    functions = 0
+    for module_name in ck.COMMAND_MODULES:
+        if module_name.startswith("causalkg.core."):
+            continue
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            assert getattr(ck, name) is obj, name
+            if inspect.isclass(obj):
+                assert issubclass(obj, Result) and obj.__module__ == module_name, name
+                continue
+            functions += 1
+            assert obj.__module__ == module_name, name
+            assert any(f"{name}(" in src for src in handlers.get(module_name, ())), f"no parser of {name} in {module_name}"
+            returned = obj.__annotations__.get("return")
+            if name != "install_models":  # returns kg.modelpack's InstallModelsResult, which renders itself
+                assert getattr(module, returned).__module__ == module_name, name
+    assert functions == 25  # every command of the flow, config show and registry list
+    assert not (REPO / "causalkg" / "api.py").exists() and not (REPO / "causalkg" / "results.py").exists()
+    assert not hasattr(ck, "_API")
+
+
+def test_a_table_result_renders_rows_in_every_format():
+    """Invented rows (an edge case: a NaN cell, a pipe in a cell): the shared TableResult."""
+    from dataclasses import dataclass
+
+    from causalkg.core.results import TableResult
+
+    @dataclass
+    class Scores(TableResult):
+        COLUMNS = ["name", "score"]
+        FLOATFMT = ".2f"
+
+        def rows(self):
+            return [{"name": "a|b", "score": 0.5, "extra": 1}, {"name": "c", "score": float("nan")}]
+
+        def note(self):
+            return "2 rows"
+
+    r = Scores()
+    assert r.to_table("text") == str(r) == "name  score\na|b   0.50\nc\n\n2 rows"
+    assert r.to_table("md").splitlines() == ["| name | score |", "|---|---|", "| a\\|b | 0.50 |", "| c |  |", "",
+                                             "2 rows"]
+    assert r.to_table("csv") == "name,score\na|b,0.50\nc,"
+    assert json.loads(r.to_table("json")) == [{"name": "a|b", "score": 0.5}, {"name": "c", "score": None}]
 
 
 def _readme_example() -> str:

@@ -1,7 +1,6 @@
 """The structure of the code: the import graph between modules has no cycles, a stage imports only
-from ``causalkg`` and the stages before it (corpus -> linking -> kg -> evaluation; the API, the CLI and
-the web UI above them), and an installed
-copy puts only ``causalkg`` at the top level of site-packages.
+from ``causalkg`` and the stages before it (corpus -> linking -> kg -> evaluation; the commands,
+which are the CLI and the Python API, and the web UI above them), and an installed copy puts only ``causalkg`` at the top level of site-packages.
 
 The graph is read from the source with ``ast`` (every ``import`` and ``from ... import``, at module
 level and inside functions), not by importing anything. One direction is allowed on purpose and
@@ -23,13 +22,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 # Source folder -> installed package: one package, the stages its subpackages (no package-dir).
 ROOTS = {"causalkg": "causalkg"}
-# The layers, bottom up: the shared core (causalkg.*), the stages in flow order, the Python API
-# over them (causalkg.api and its typed results), the command line over that (causalkg.cli, its
-# option helpers and every stage's cli package), the browser UI, and causalkg.testing (servers,
-# tiny models, generated data for the tests), which may use everything.
-STAGE_ORDER = {"causalkg": 0, "corpus": 1, "linking": 2, "kg": 3, "evaluation": 4, "api": 5, "cli": 6, "web": 7,
-               "testing": 8}
-API = {"causalkg.api", "causalkg.results"}
+# The layers, bottom up: the shared core (causalkg.*, the result base class included), the stages
+# in flow order, the commands over them (causalkg.cli, its option helpers and every stage's cli
+# package: each command's function, its result class and its parser, which ``import causalkg``
+# re-exports), the browser UI, and causalkg.testing (servers, tiny models, generated data for the
+# tests), which may use everything.
+STAGE_ORDER = {"causalkg": 0, "corpus": 1, "linking": 2, "kg": 3, "evaluation": 4, "cli": 6, "web": 7, "testing": 8}
 CLI = {"causalkg.cli", "causalkg.options"}
 
 
@@ -66,8 +64,6 @@ def import_graph() -> nx.DiGraph:
 def _stage(module: str) -> str:
     """The layer of a module (STAGE_ORDER)."""
     parts = module.split(".")
-    if module in API:
-        return "api"
     if module in CLI or (len(parts) > 2 and parts[1] in ("corpus", "linking", "kg", "evaluation") and parts[2] == "cli"):
         return "cli"
     return parts[1] if len(parts) > 1 and parts[1] in STAGE_ORDER else "causalkg"
@@ -75,8 +71,8 @@ def _stage(module: str) -> str:
 
 def test_stage_names():
     assert [_stage(m) for m in ("causalkg.cli", "causalkg.kg.cli.extract", "causalkg.kg.cli", "causalkg.testing.flaky",
-                                "causalkg", "causalkg.core.layout", "causalkg.api", "causalkg.kg.assemble")] == [
-        "cli", "cli", "cli", "testing", "causalkg", "causalkg", "api", "kg"]
+                                "causalkg", "causalkg.core.layout", "causalkg.core.results", "causalkg.kg.assemble")] == [
+        "cli", "cli", "cli", "testing", "causalkg", "causalkg", "causalkg", "kg"]
 
 
 def test_the_graph_is_read():
@@ -120,7 +116,7 @@ def test_the_named_couplings_stay_broken():
         assert not from_assemble & {"kg_dir", "default_paths", "PAIRS_FILE", "NESTED_FILE"}, module
     assert not g.has_edge("causalkg.kg.graphstore", "causalkg.kg.store")
     assert not g.has_edge("causalkg.kg.extractors.qa", "causalkg.kg.train_qa")  # threshold: kg.qa_decode
-    assert not [b for b in g.successors("causalkg.cli") if _stage(b) not in ("causalkg", "api", "cli")]
+    assert not [b for b in g.successors("causalkg.cli") if _stage(b) not in ("causalkg", "cli")]
     evaluation_to_linking = [f"{a} -> {b}" for a, b in g.edges
                              if _stage(a) == "evaluation" and _stage(b) == "linking" and not b.endswith(".encoder")]
     assert evaluation_to_linking == []  # only the encoder (embedding measures), not a device helper
@@ -158,7 +154,7 @@ def test_an_install_puts_only_causalkg_at_the_top_level(tmp_path):
 
 def test_the_core_imports_no_stage():
     """``causalkg.core`` is the foundation: it imports only from itself (and the standard library and
-    third-party packages), never a stage, the CLI or the API above it."""
+    third-party packages), never a stage or the commands above it."""
     g = import_graph()
     core = [m for m in g.nodes if m == "causalkg.core" or m.startswith("causalkg.core.")]
     assert len(core) >= 15

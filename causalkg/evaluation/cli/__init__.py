@@ -1,5 +1,6 @@
-"""The ``causalkg eval ...`` commands. Each family of measures registers its verbs from its own
-module in this package, and each verb is a thin wrapper over one function of ``evaluation``."""
+"""The ``causalkg eval ...`` commands. Each family of measures has its commands in its own module
+in this package: each command's function (the Python API, re-exported by ``import causalkg``),
+its result class and its parser side by side. This package adds the ``eval`` group and loads them."""
 
 from __future__ import annotations
 

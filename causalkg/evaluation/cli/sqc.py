@@ -1,25 +1,148 @@
-"""``causalkg eval sqc`` and ``eval consistency``: thin wrappers over ``evaluation.sqc.sqc`` and
-``evaluation.consistency.consistency`` (judging the judges: docs/judging-the-judges.md)."""
+"""Judging the judges: each command one function of the Python API with its result class and its
+parser, in this module (``import causalkg as ck`` re-exports the functions and classes;
+docs/judging-the-judges.md).
+
+- ``sqc`` / ``SQCScore`` / ``causalkg eval sqc`` (the work: ``evaluation.judging.sqc``)
+- ``consistency`` / ``Consistency`` / ``causalkg eval consistency`` (``evaluation.judging.consistency``)
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Sequence
 
 from causalkg.cli import add_command
-from causalkg.core.config import Config
+from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
+from causalkg.core.errors import SourceError
+from causalkg.core.results import Result, check_format, dumps, path_or_none, table
 from causalkg.options import add_dry_run, add_format, add_lenient, add_out
 
 log = logging.getLogger("evaluation")
 
 
 
+@dataclass
+class SQCScore(Result):
+    """SQC-Score of predicted facts against gold facts (``sqc``); a dry run's plan."""
+
+    out: Path | None = None
+    explain: bool = False
+    plan: dict[str, Any] | None = None
+
+    COLUMNS: ClassVar[list[str]] = ["scope", "units", "predicted", "gold", "matched", "credited", "weight",
+                                    "precision", "recall", "sqc"]
+
+    def _json(self) -> Any:
+        if self.plan is not None:
+            return self.plan
+        s = self.detail.summary
+        return {k: s[k] for k in ("micro", "macro", "tau", "tau_source", "matcher", "complementer", "failed_units")}
+
+    def to_table(self, fmt: str = "text") -> str:
+        check_format(fmt)
+        if self.plan is not None:
+            return dumps(self.plan)
+        text = dumps(self._json()) if fmt == "json" else self._render(fmt)
+        if self.explain:
+            from causalkg.evaluation.judging.sqc import iter_report_lines
+
+            text += "\n\n" + "\n".join(iter_report_lines(self.detail))
+        return text
+
+    def _render(self, fmt: str) -> str:
+        s = self.detail.summary
+        text = table(self.detail.rows(), self.COLUMNS, fmt)
+        if fmt in ("md", "text"):
+            tau = f"{s['tau']:.4f} ({s['tau_source']})" if s["tau"] is not None else s["tau_source"]  # n/a (why)
+            text += f"\n\nmatcher {s['matcher']}; complementer {s['complementer']}; tau {tau}"
+        return text
+
+
+def sqc(*, units: PathLike | None = None, predicted: PathLike | None = None, gold: PathLike | None = None,
+        texts: PathLike | None = None, matcher: str | None = None, complementer: str | None = None,
+        threshold: float | None = None, tau: float | None = None, tau_percentile: float | None = None,
+        duplicates: str | None = None, explain: bool = False, out: PathLike | None = None, lenient: bool = False,
+        dry_run: bool = False, cfg: CfgLike = None) -> SQCScore:
+    """SQC-Score of predicted facts against gold facts (``causalkg eval sqc``): a matcher
+    (eval.sqc.matcher) pairs them, a complementer (eval.sqc.complementer) credits unmatched
+    predictions the source text entails. Raises SourceError when no unit could be graded."""
+    from causalkg.evaluation.judging.sqc import sqc as _sqc
+
+    r = _sqc(resolve_config(cfg), units=units, predicted=predicted, gold=gold, texts=texts, matcher=matcher,
+             complementer=complementer, threshold=threshold, tau=tau, tau_percentile=tau_percentile,
+             duplicates=duplicates, out=out, lenient=lenient, dry_run=dry_run)
+    if r.plan is not None:
+        return SQCScore(plan=r.plan, detail=r)
+    s = r.summary
+    if s["failed_units"] and not s["micro"]["units"]:
+        raise SourceError(f"no unit could be graded (first: {s['failed_units'][0]['error']})",
+                          hint="see units.jsonl for the answers; rerun to retry (answers so far are cached)")
+    return SQCScore(out=path_or_none(r.out), explain=explain, detail=r)
+
+
+@dataclass
+class Consistency(Result):
+    """Causal epistemic consistency of a judge (``consistency``); a dry run's plan."""
+
+    plan: dict[str, Any] | None = None
+
+    def _json(self) -> Any:
+        if self.plan is not None:
+            return self.plan
+        r = self.detail
+        return {"judge": r.judge, "method": r.method, "headline": r.headline, "pairs": r.pairs, "scored": r.scored,
+                "failures": r.failures, "summary": r.summary}
+
+    def to_table(self, fmt: str = "text") -> str:
+        check_format(fmt)
+        if self.plan is not None:
+            return dumps(self.plan)
+        return super().to_table(fmt)
+
+    def _render(self, fmt: str) -> str:
+        from causalkg.evaluation.judging.consistency import METRICS
+
+        r = self.detail
+        rows = r.rows()
+        if fmt == "csv":
+            return table(rows, ["ranking", "pairs"] + [c for m in METRICS for c in (m, f"{m}_std")], "csv")
+        shown = [{"ranking": row["ranking"], "pairs": row["pairs"],
+                  **{m: (f"{row[m]:.3f}" + (f" ± {row[m + '_std']:.3f}" if row[m + "_std"] is not None else ""))
+                     if row[m] is not None else "n/a" for m in METRICS}} for row in rows]
+        return (table(shown, ["ranking", "pairs", *METRICS], fmt)
+                + f"\n\njudge {r.judge}: {r.scored} of {r.pairs} pairs ranked; headline: {r.headline}")
+
+
+def consistency(pairs: PathLike, *, judge: str | None = None, generator: str | None = None, limit: int | None = None,
+                seed: int | None = None, igc: str | None = None, conjunctions: Sequence[str] | None = None,
+                out: PathLike | None = None, lenient: bool = False, dry_run: bool = False,
+                cfg: CfgLike = None) -> Consistency:
+    """Causal epistemic consistency of a judge (``causalkg eval consistency``): it ranks ten
+    intermediates of each pair; Kendall tau, CGP and IGC. Raises SourceError when no pair could
+    be ranked."""
+    from causalkg.evaluation.judging.consistency import consistency as _consistency
+
+    r = _consistency(resolve_config(cfg), pairs=pairs, judge=judge, generator=generator, limit=limit, seed=seed,
+                     igc=igc, conjunctions=conjunctions, out=out, lenient=lenient, dry_run=dry_run)
+    if r.plan is not None:
+        return Consistency(plan=r.plan, detail=r)
+    if r.pairs and not r.scored:
+        raise SourceError(f"no pair could be ranked (first: {r.failures[0]['error']})",
+                          hint="see pairs.jsonl for the answers; rerun to retry (answers so far are cached)")
+    return Consistency(detail=r)
+
+
+# --- the command line ----------------------------------------------------------------------
+
+
 def register(group: Any) -> None:
     """Add ``sqc`` and ``consistency`` to the ``eval`` group."""
     p = add_command(
-        group, "sqc", _sqc, "SQC-Score: grade predicted facts against gold facts like a teacher",
+        group, "sqc", _sqc_cli, "SQC-Score: grade predicted facts against gold facts like a teacher",
         description=(
             "Match each predicted fact to at most one gold fact that means the same (embedding or LLM\n"
             "matcher), credit unmatched predictions that the unit's source text entails (NLI or LLM\n"
@@ -47,7 +170,7 @@ def register(group: Any) -> None:
     add_dry_run(p, "read and check the inputs, print the plan, score nothing")
 
     p = add_command(
-        group, "consistency", _consistency, "causal epistemic consistency of a judge (rank its own intermediates)",
+        group, "consistency", _consistency_cli, "causal epistemic consistency of a judge (rank its own intermediates)",
         description=(
             "For each cause-effect pair with a supporter and a defeater, the judge writes two stronger and\n"
             "two weaker versions of each (ten intermediates in an intended order), then ranks all ten.\n"
@@ -74,9 +197,7 @@ def register(group: Any) -> None:
     add_dry_run(p, "read the pairs, print the plan, ask nothing")
 
 
-def _sqc(args: argparse.Namespace, cfg: Config) -> int | None:
-    from causalkg.api import sqc
-
+def _sqc_cli(args: argparse.Namespace, cfg: Config) -> int | None:
     r = sqc(units=args.units, predicted=args.predicted, gold=args.gold, texts=args.texts, matcher=args.matcher,
             complementer=args.complementer, threshold=args.threshold, tau=args.tau, tau_percentile=args.tau_percentile,
             duplicates=args.duplicates, explain=args.explain, out=args.out, lenient=args.lenient,
@@ -93,9 +214,7 @@ def _sqc(args: argparse.Namespace, cfg: Config) -> int | None:
     return None
 
 
-def _consistency(args: argparse.Namespace, cfg: Config) -> None:
-    from causalkg.api import consistency
-
+def _consistency_cli(args: argparse.Namespace, cfg: Config) -> None:
     r = consistency(args.pairs, judge=args.judge, generator=args.generator, limit=args.limit, seed=args.seed,
                     igc=args.igc, conjunctions=args.conjunction, out=args.out, lenient=args.lenient,
                     dry_run=args.dry_run, cfg=cfg)
@@ -105,3 +224,7 @@ def _consistency(args: argparse.Namespace, cfg: Config) -> None:
             log.warning("%d pair(s) without a ranking (first: %s: %s)", len(r.failures), r.failures[0]["id"],
                         r.failures[0]["error"])
         log.info("wrote %s", r.out)
+
+
+# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+__all__ = ["sqc", "consistency", "SQCScore", "Consistency"]

@@ -1,6 +1,7 @@
 """The ``causalkg kg ...`` commands. Each part of the KG stage (extraction; assembly, RDF and
-export) registers its verbs from its own module in this package, and each verb is a thin wrapper
-over one function of ``kg``."""
+export; the shipped models; the trainers) has its commands in its own module in this package:
+each command's function (the Python API, re-exported by ``import causalkg``), its result class
+and its parser side by side. This package adds the ``kg`` group and loads them."""
 
 from __future__ import annotations
 

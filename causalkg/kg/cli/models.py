@@ -1,5 +1,5 @@
-"""``causalkg kg install-models``: a thin wrapper over ``kg.modelpack.install_models`` (same
-name, same arguments)."""
+"""``install_models`` and ``causalkg kg install-models``: the function of the Python API and its
+parser (the work and its result, ``InstallModelsResult``, are ``kg.modelpack``'s)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,26 @@ import argparse
 from typing import Any
 
 from causalkg.cli import add_command
-from causalkg.core.config import Config
+from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
 from causalkg.options import add_force
+
+
+def install_models(*, package: PathLike | None = None, force: bool = False, cfg: CfgLike = None):
+    """Install the shipped gate and QA models (``causalkg kg install-models``) from ``package``
+    (default extract.model_package) into extract.gate_model and extract.qa_model, in float32,
+    after checking every file's SHA-256. Returns ``kg.modelpack.InstallModelsResult``."""
+    from causalkg.kg.modelpack import install_models as _install_models
+
+    return _install_models(resolve_config(cfg), package=package, force=force)
+
+
+# --- the command line ----------------------------------------------------------------------
 
 
 def register(group: Any) -> None:
     """Add ``install-models`` to the ``kg`` group."""
     p = add_command(
-        group, "install-models", _install_models,
+        group, "install-models", _install_models_cli,
         "install the shipped gate and QA models (models/causal-gate, models/causal-qa)",
         description=(
             "Verify the SHA-256 of every file of the model package (extract.model_package, default\n"
@@ -27,8 +39,10 @@ def register(group: Any) -> None:
     add_force(p, "reinstall even when the models are already installed from this package")
 
 
-def _install_models(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.kg.modelpack import install_models
-
-    print(install_models(cfg, package=args.package, force=args.force).render())
+def _install_models_cli(args: argparse.Namespace, cfg: Config) -> int:
+    print(install_models(package=args.package, force=args.force, cfg=cfg).render())
     return 0
+
+
+# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+__all__ = ["install_models"]
