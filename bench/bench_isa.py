@@ -17,7 +17,8 @@ Runs (``causalkg kg extract`` then ``causalkg kg assemble``, each in its own pro
   Runtime (MLAS), PyTorch (ATen, oneDNN), OpenBLAS and FAISS choose their kernels for it: with
   ``Nehalem`` SSE4.2 and no AVX (no FMA, no bfloat16), with ``Haswell`` AVX2 and FMA.
   ``BENCH_ISA_CPUS`` (default ``Nehalem``; comma-separated, empty for none). Emulation is slow
-  (about 150 times for the models' float32 products), hence few documents.
+  (about 150 times for the models' float32 products; the 3 documents took 38 minutes on 2 busy
+  cores), hence few documents.
 - ``torch``: every model on PyTorch (``extract.backend = torch``), this CPU: the baseline of
   ``torch SSE4.1``;
 - ``torch SSE4.1``: the same with ATen's vector code at its default (no AVX) level
