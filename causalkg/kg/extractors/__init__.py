@@ -75,6 +75,15 @@ def mention_span(doc: Document, m: Mention) -> dict[str, Any]:
     return span_of(doc, m.start, m.end, **extra)
 
 
+# An extraction's score is written to 4 decimals. The models' float32 arithmetic differs in its
+# last bits between instruction sets (ONNX Runtime and PyTorch pick their kernels by CPUID: SSE4.2,
+# AVX2, AVX-512), which moved 17 of 98 scores in their 6th decimal (PyTorch held to SSE4.1 against
+# AVX2) and 1 of 4 under an emulated SSE4.2-only CPU (python -m bench isa); at 4 decimals such a
+# difference changes a written score a hundred times less often (docs/reliability.md, "The same
+# KG on every CPU"). Decisions (min_score, the thresholds) still read the unrounded values.
+SCORE_DECIMALS = 4
+
+
 def make_record(doc: Document, sentence: Sentence | Mapping[str, Any], cause: Mapping[str, Any],
                 effect: Mapping[str, Any], *, score: float, extractor: str, model: str | None,
                 question: str | None = None, direction: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -88,7 +97,7 @@ def make_record(doc: Document, sentence: Sentence | Mapping[str, Any], cause: Ma
         "cause": dict(cause),
         "effect": dict(effect),
         "direction": direction,
-        "score": round(float(score), 6),
+        "score": round(float(score), SCORE_DECIMALS),
         "extractor": extractor,
         "model": model,
         "question": question,
