@@ -11,7 +11,7 @@ Each configuration runs the real stage (``kg.extract.extract``) with the default
 ``causalkg/core/defaults.toml`` and the overrides named in its row. A predicted (cause, effect) pair
 matches a gold pair when both spans share a content token with the gold spans, one to one per
 sentence (``kg.span_metrics.PairMatch``); "strict" also asks token F1 >= 0.5 on both sides.
-Rows: the default, in bfloat16 (``extract.dtype``: the gate's encoder and QA; on a CPU that
+Rows: the default, without the gate's first pass (``extract.gate_first_pass``), in bfloat16 (``extract.dtype``: the gate's encoder and QA; on a CPU that
 multiplies bfloat16 natively, else the same float32 run) and on PyTorch float32 (the runtime
 before ONNX Runtime); the previous defaults (one cause per sentence at the QA model's own tuned
 no-answer threshold, behind the learned gate and behind the cue gate) and QA reading every
@@ -19,6 +19,7 @@ sentence (the baselines); the tagger and QA behind each gate. The default's deco
 (``null_threshold`` -2, ``max_causes`` 2) were chosen by pair F1 on the *validation* split
 (``scripts/tune_extract.py``), never on this one. Speed: sentences/s of each run, model
 loading excluded (the stage's ``load`` timing), on the CPU threads torch has (2 here).
+``BENCH_QUALITY_CONFIGS=N`` runs the first N rows only.
 
 The models are the ones ``make kg`` trains (``models/causal-gate``, ``models/causal-tagger``,
 ``models/causal-qa``), trained now when missing.
@@ -95,7 +96,9 @@ def main() -> None:
     records = gold_relations()
     defaults = load_config(search_cwd=False)["extract"]
     configs = [
-        (f"default ({defaults['extractor']}, {defaults['gate']} gate)", {}),
+        (f"default ({defaults['extractor']}, {defaults['gate']} gate"
+         + (", behind its first pass)" if defaults["gate_first_pass"] else ")"), {}),
+        ("the default without the gate's first pass (extract.gate_first_pass = false)", {"extract.gate_first_pass": False}),
         ("default in bfloat16 (extract.dtype; float32 where the CPU has no native bfloat16)",
          {"extract.dtype": "bfloat16"}),
         ("default on PyTorch float32 (extract.backend = torch)", {"extract.backend": "torch"}),
@@ -111,6 +114,8 @@ def main() -> None:
         ("tagger, every sentence", {"extract.extractor": "tagger", "extract.candidates_only": False}),
         ("tagger, cue gate", {"extract.extractor": "tagger", "extract.gate": "cues"}),
     ]
+    # BENCH_QUALITY_CONFIGS=N: the first N rows only (the default and its first pass: 2)
+    configs = configs[: int(os.environ.get("BENCH_QUALITY_CONFIGS", "0")) or None]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

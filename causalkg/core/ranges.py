@@ -100,6 +100,7 @@ RANGES: dict[str, Range] = {
     "extract.workers": COUNT0,
     "extract.gate_threshold": ANY,  # negative = the tuned threshold; above 1 keeps no sentence
     "extract.gate_batch_size": COUNT,
+    "extract.gate_first_pass_keep": Range(0.0, 1.0, low_exclusive=True),
     "extract.gate_target_recall": RATIO,
     "extract.gate_train_steps": COUNT,
     "extract.gate_train_batch_size": COUNT,

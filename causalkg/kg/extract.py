@@ -79,13 +79,16 @@ def make_segmenter(cfg: Config, *, with_gate: bool = False) -> Segmenter:
     gate (``make_gate``) that marks which sentences are read."""
     seg = make_cue_segmenter(cfg["extract"])
     if with_gate:
-        seg.gate = make_gate(cfg)
+        seg.gate = make_gate(cfg, segmenter=seg)
     return seg
 
 
-def make_gate(cfg: Config) -> Any:
+def make_gate(cfg: Config, *, segmenter: Segmenter | None = None) -> Any:
     """The learned sentence gate (``kg.gate.SentenceGate``) when ``extract.gate`` is "learned"
     and ``extract.candidates_only`` is on; None otherwise (the cue gate, or every sentence).
+    With ``extract.gate_first_pass`` its first pass is set (``kg.gate.load_first_pass``: from
+    the gate's manifest, or computed once from its validation file and cached under
+    ``paths.cache``); ``segmenter``: the cue lexicon's, made here when None.
     Raises ConfigError for an unknown gate, ModelError when the gate model is missing."""
     ex = cfg["extract"]
     kind = str(ex["gate"])
@@ -93,11 +96,19 @@ def make_gate(cfg: Config) -> Any:
         raise ConfigError(f"extract.gate must be 'learned' or 'cues', not {kind!r}")
     if kind != "learned" or not ex["candidates_only"]:
         return None
-    from causalkg.kg.gate import SentenceGate, encoder_backend, gate_dtype
+    from causalkg.kg.gate import SentenceGate, encoder_backend, gate_dtype, load_first_pass
 
     t = float(ex["gate_threshold"])
-    return SentenceGate(cfg.path("extract.gate_model"), device=stage_device(cfg, "extract.device"), batch_size=int(ex["gate_batch_size"]),
-                        threshold=None if t < 0 else t, dtype=gate_dtype(cfg), **encoder_backend(cfg))
+    gate = SentenceGate(cfg.path("extract.gate_model"), device=stage_device(cfg, "extract.device"),
+                        batch_size=int(ex["gate_batch_size"]), threshold=None if t < 0 else t, dtype=gate_dtype(cfg),
+                        **encoder_backend(cfg))
+    if ex["gate_first_pass"]:
+        data = cfg.input_path("extract.gate_train_data")  # the bundled snapshot from any folder
+        validation = data / "val.jsonl" if data is not None else None
+        gate.first_pass, gate.first_pass_source = load_first_pass(
+            gate, keep=float(ex["gate_first_pass_keep"]), validation=validation,
+            segmenter=segmenter or make_cue_segmenter(ex), cache_dir=cfg.path("paths.cache") / "gate-first-pass")
+    return gate
 
 
 def extract_workers(cfg: Config) -> int:

@@ -22,6 +22,15 @@ The decision threshold is chosen on the validation split: the highest score that
 ``extract.gate_target_recall`` of its gold causal sentences. The test split is never read here
 (``bench/bench_gate.py`` reports recall on it, and the share of the snapshot corpus read).
 
+**The first pass** (``extract.gate_first_pass``): the word model's share of the gate's logit (the
+n-grams and the cue, no encoder) costs microseconds a sentence, the encoder milliseconds. The
+encoder scores only the sentences whose word score reaches the first-pass threshold: the highest
+one that keeps ``extract.gate_first_pass_keep`` of the validation sentences the whole gate passes
+(1.0: the lowest word score among them). Training stores it in the manifest (``first_pass``); for
+a gate trained before (the shipped one) it is computed once from the validation file the
+manifest names by checksum, in float32, and cached (``first_pass_threshold``). A sentence the
+first pass stops has ``gate_pass`` False, no ``gate_score`` and ``gate_reason`` "first pass".
+
 The model folder (``extract.gate_model``, default ``models/causal-gate``) holds ``encoder/``
 (the fine-tuned sentence encoder), ``gate.npz`` (weights of the embedding and cue features,
 weights and IDF of the words, bias), ``words.json`` (the word n-grams, in weight order) and
@@ -48,7 +57,7 @@ from causalkg.core.models import (bucketed_batches, fine_tune, resolve_device, r
                              training_files)
 from causalkg.core.config import Config
 from causalkg.core.errors import ConfigError, ModelError
-from causalkg.core.jsonl import replace_dir, temp_dir_beside
+from causalkg.core.jsonl import atomic_write, replace_dir, temp_dir_beside
 from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
 from causalkg.core.progress import progress
 
@@ -273,6 +282,27 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     return w, b
 
 
+FIRST_PASS = "first_pass"  # the manifest's block: {"keep": share, "threshold": word logit, ...}
+
+
+def first_pass_threshold(word: np.ndarray, passed: np.ndarray, keep: float) -> float:
+    """The first pass's threshold on the word logit: the highest t such that ``word >= t`` keeps
+    at least ``keep`` of the sentences the whole gate passes (``passed``; validation's); with
+    ``keep`` 1.0 the lowest word logit among them. -inf (stop nothing) when none passes."""
+    if not np.any(passed):
+        return float("-inf")
+    return float(threshold_for_recall(np.asarray(word, dtype=np.float64), np.asarray(passed, dtype=np.float64), keep))
+
+
+def first_pass_block(word: np.ndarray, passed: np.ndarray, keep: float) -> dict[str, Any]:
+    """The manifest's ``first_pass`` block from validation's word logits and the whole gate's
+    decisions: the threshold and what it keeps there."""
+    t = first_pass_threshold(word, passed, keep)
+    read = np.asarray(word) >= t
+    passed = np.asarray(passed, dtype=bool)
+    return {"keep": float(keep), "threshold": t, "sentences": int(len(word)), "gate_passes": int(passed.sum()),
+            "gate_passes_kept": int((read & passed).sum()), "encoder_reads": round(float(read.mean()) if len(read) else 0.0, 4)}
+
 
 # --- the model --------------------------------------------------------------------------------
 
@@ -280,11 +310,14 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
 class SentenceGate:
     """A trained gate: ``scores(texts, cues)``, ``mark(sentences)``.
 
-    ``threshold``: None takes the one tuned on validation (the manifest's)."""
+    ``threshold``: None takes the one tuned on validation (the manifest's). ``first_pass``: the
+    word-logit threshold below which ``mark`` stops a sentence before the encoder (None: every
+    sentence is encoded; ``first_pass_threshold`` / ``load_first_pass`` give it)."""
 
     def __init__(self, folder: str | os.PathLike, *, device: str = "auto", batch_size: int = 64,
                  threshold: float | None = None, encoder: Any | None = None, backend: str = "torch",
-                 cache_dir: str | os.PathLike | None = None, dtype: str = "float32"):
+                 cache_dir: str | os.PathLike | None = None, dtype: str = "float32",
+                 first_pass: float | None = None):
         self.folder = Path(folder)
         weights = self.folder / WEIGHTS
         manifest = read_manifest(self.folder)
@@ -313,26 +346,53 @@ class SentenceGate:
             encoder = Encoder(self.encoder_name, device=device, batch_size=batch_size, backend=backend, cache_dir=cache_dir,
                               dtype=dtype)
         self.encoder = encoder
+        self.backend, self.cache_dir = backend, cache_dir
+        self.first_pass = None if first_pass is None else float(first_pass)
+        self.first_pass_source = ""
         self.sentences = 0
         self.kept = 0
+        self.encoded = 0  # sentences the encoder scored (the rest stopped by the first pass)
         self.seconds = 0.0
 
-    def scores(self, texts: Sequence[str], cues: np.ndarray) -> np.ndarray:
+    def word_logits(self, texts: Sequence[str], cues: np.ndarray, words: Any = None) -> np.ndarray:
+        """The word model's share of each text's logit: its n-grams and its cue feature (no
+        encoder, no bias). What the first pass reads. ``words``: ``self.words.transform(texts)``."""
+        if len(texts) == 0:
+            return np.zeros(0, dtype=np.float64)
+        words = self.words.transform(texts) if words is None else words
+        return np.asarray(words @ self.w_words, dtype=np.float64) + np.asarray(cues, dtype=np.float64) * float(self.w[-1])
+
+    def scores(self, texts: Sequence[str], cues: np.ndarray, words: Any = None) -> np.ndarray:
+        """The whole gate's probability per text (``words``: ``self.words.transform(texts)``)."""
         if len(texts) == 0:
             return np.zeros(0, dtype=np.float32)
         x = features(self.encoder, texts, cues, self.batch_size)
-        z = x.astype(np.float64) @ self.w.astype(np.float64) + self.words.transform(texts) @ self.w_words + self.b
+        words = self.words.transform(texts) if words is None else words
+        z = x.astype(np.float64) @ self.w.astype(np.float64) + words @ self.w_words + self.b
         return _sigmoid(z).astype(np.float32)
 
     def mark(self, sentences: Sequence[Any]) -> None:
-        """Set ``gate_score`` and ``gate_pass`` of each ``kg.sentences.Sentence``."""
+        """Set ``gate_score``, ``gate_pass`` and ``gate_reason`` of each ``kg.sentences.Sentence``:
+        with a first pass, the encoder scores only the sentences whose word logit reaches it;
+        the others are stopped there (no score; reason "first pass")."""
         t0 = time.perf_counter()
         cues = np.asarray([1.0 if s.cues else 0.0 for s in sentences], dtype=np.float32)
-        scores = self.scores([s.text for s in sentences], cues)
-        for s, p in zip(sentences, scores):
+        texts = [s.text for s in sentences]
+        words = self.words.transform(texts) if texts else None
+        if self.first_pass is None or not texts:
+            idx = np.arange(len(texts))
+        else:
+            idx = np.flatnonzero(self.word_logits(texts, cues, words) >= self.first_pass)
+        scores = self.scores([texts[i] for i in idx], cues[idx], words[idx] if len(idx) else None)
+        for s in sentences:
+            s.gate_score, s.gate_pass, s.gate_reason = None, False, "first pass"
+        for i, p in zip(idx, scores):
+            s = sentences[i]
             s.gate_score = round(float(p), 4)
             s.gate_pass = bool(p >= self.threshold)
+            s.gate_reason = "gate"
         self.sentences += len(sentences)
+        self.encoded += len(idx)
         self.kept += int(sum(1 for s in sentences if s.gate_pass))
         self.seconds += time.perf_counter() - t0
 
@@ -340,7 +400,54 @@ class SentenceGate:
         return {"gate": "learned", "model": str(self.folder), "model_sha256": describe_input(self.folder / WEIGHTS)["sha256"],
                 "encoder": self.encoder_name, "encoder_backend": getattr(self.encoder, "backend", "torch"),
                 "encoder_dtype": getattr(self.encoder, "dtype", "float32"),
-                "threshold": self.threshold, "threshold_source": self.threshold_source}
+                "threshold": self.threshold, "threshold_source": self.threshold_source,
+                "first_pass": self.first_pass, **({"first_pass_source": self.first_pass_source} if self.first_pass_source else {})}
+
+
+def load_first_pass(gate: SentenceGate, *, keep: float, validation: str | os.PathLike | None, segmenter: Any,
+                    cache_dir: str | os.PathLike | None = None) -> tuple[float, str]:
+    """The first-pass threshold of ``gate`` that keeps ``keep`` of the validation sentences the
+    whole gate passes at its threshold, and where it came from: the manifest's ``first_pass``
+    block when training stored one for this ``keep`` and a threshold no higher; else computed from
+    ``validation`` (the val.jsonl the gate was trained with, checked by its checksum) in float32,
+    and kept in ``cache_dir`` (keyed by the weights, the validation file, ``keep`` and the
+    threshold) so that it is computed once. ``segmenter``: the cue lexicon's (the cue feature).
+    Raises ModelError when the manifest holds none and the validation file is missing or another."""
+    block = gate.manifest.get(FIRST_PASS) or {}
+    # A gate threshold above the block's passes a subset of its sentences: the block holds for it too.
+    if block and float(block.get("keep", -1)) == float(keep) and gate.threshold >= float(block.get("gate_threshold", 2)):
+        return float(block["threshold"]), "model manifest"
+    want = gate.manifest.get("training", {}).get("val_sha256")
+    path = Path(validation) if validation is not None else None
+    if path is None or not path.is_file() or describe_input(path)["sha256"] != want:
+        raise ModelError(f"the sentence gate in {gate.folder} holds no first-pass threshold, and its validation "
+                         f"file is not at {path} (checksum {str(want)[:12]})",
+                         hint="point extract.gate_train_data at the data it was trained on, retrain it with "
+                              "'causalkg kg train-gate --force', or set extract.gate_first_pass = false")
+    key = fingerprint({"weights": describe_input(gate.folder / WEIGHTS)["sha256"], "val": want, "keep": float(keep),
+                       "threshold": gate.threshold, "version": GATE_VERSION})
+    cached = Path(cache_dir) / f"{key}.json" if cache_dir is not None else None
+    if cached is not None and cached.is_file():
+        return float(json.loads(cached.read_text(encoding="utf-8"))["threshold"]), "validation (cached)"
+    from causalkg.core.jsonl import read_jsonl
+
+    texts = [r["text"] for r in read_jsonl(path)]
+    cues = cue_hits(texts, segmenter)
+    encoder = gate.encoder
+    if getattr(encoder, "dtype", "float32") != "float32":  # the threshold is one number on every machine
+        from causalkg.linking.encoder import Encoder
+
+        encoder = Encoder(gate.encoder_name, device="cpu", batch_size=gate.batch_size, backend=gate.backend,
+                          cache_dir=gate.cache_dir)
+    twin = SentenceGate(gate.folder, threshold=gate.threshold, encoder=encoder, batch_size=gate.batch_size)
+    words = twin.words.transform(texts)
+    passed = twin.scores(texts, cues, words) >= gate.threshold
+    out = first_pass_block(twin.word_logits(texts, cues, words), passed, keep) | {"gate_threshold": gate.threshold}
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write(cached) as fh:
+            json.dump(out, fh, indent=1)
+    return float(out["threshold"]), "validation"
 
 
 def gate_is_current(folder: Path, plan_fingerprint: str) -> tuple[bool, str]:
@@ -459,6 +566,9 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     # Not rounded: a threshold rounded up past the last kept score would lose that sentence.
     threshold = float(threshold_for_recall(val_scores, y_val, plan["target_recall"]))
     grid = sorted({round(float(t), 3) for t in np.linspace(0.02, 0.9, 45)})
+    keep = float(cfg["extract"]["gate_first_pass_keep"])
+    first_pass = first_pass_block(wval @ w_words + x_val[:, -1] * float(w[-1]), val_scores >= threshold, keep) | {
+        "gate_threshold": threshold}
     validation = {
         "sentences": len(val), "causal": int(y_val.sum()), "c": c, "words": len(words), "tried": tried,
         "mix": mix, "mixes": mixes, "dtype": dtype,
@@ -473,7 +583,8 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
         timings={"fine_tune": tune_seconds, "fit": fit_seconds, "total": seconds},
         models={"encoder": plan["encoder"], "fine_tuned_encoder": ENCODER_DIR,
                 "encoder_backend": getattr(encoder, "backend", "torch")},
-        extra={"training": public, "validation": validation, "recommended": {"threshold": threshold}},
+        extra={"training": public, "validation": validation, "recommended": {"threshold": threshold},
+               FIRST_PASS: first_pass},
     )
     np.savez(tmp / WEIGHTS, w=w, b=np.float64(b), w_words=w_words, idf=words.idf)
     (tmp / WORDS).write_text(json.dumps(words.terms, ensure_ascii=False), encoding="utf-8")
@@ -492,5 +603,5 @@ def describe_training(result: GateTrainResult) -> str:
             f"{100 * at['recall']:.1f}% of causal sentences and {100 * at['kept']:.1f}% of all (mix {v['mix']}, C {v['c']}, {v['words']} word n-grams)")
 
 
-__all__ = ["SentenceGate", "train_gate", "gate_plan", "gate_is_current", "describe_training", "curve",
+__all__ = ["SentenceGate", "train_gate", "load_first_pass", "first_pass_threshold", "first_pass_block", "gate_plan", "gate_is_current", "describe_training", "curve",
            "threshold_for_recall", "fit_sparse_logistic", "features", "cue_hits", "WordFeatures"]

@@ -51,6 +51,7 @@ class Sentence:
     # Set by the learned gate (kg.gate.SentenceGate.mark); None when no gate scored it.
     gate_score: float | None = None
     gate_pass: bool | None = None
+    gate_reason: str | None = None  # "gate" (the encoder scored it) or "first pass" (stopped before it)
 
     @property
     def concept_mentions(self) -> list[Mention]:

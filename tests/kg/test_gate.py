@@ -218,3 +218,88 @@ def test_extract_dtype_sets_the_gate_encoders_format(gate_dir, monkeypatch):
     assert half.describe()["encoder_dtype"] == "bfloat16" and half.describe()["encoder_backend"] == "torch"
     full = SentenceGate(folder, device="cpu")
     assert np.abs(half.scores(texts, cues) - full.scores(texts, cues)).max() < 0.02
+
+
+def _val_sentences(cfg, seg) -> list:
+    """The validation sentences the gate was trained with, as segmenter sentences (one each)."""
+    out = []
+    for line in (cfg.path("extract.gate_train_data") / "val.jsonl").read_text(encoding="utf-8").splitlines():
+        sents = prepare({"id": "v", "text": json.loads(line)["text"]}, seg).sentences
+        out += sents[:1]
+    return out
+
+
+def test_training_stores_a_first_pass_that_keeps_every_validation_pass(gate_dir):
+    from causalkg.kg.gate import first_pass_block
+
+    folder, cfg = gate_dir
+    block = json.loads((folder / "manifest.json").read_text())["first_pass"]
+    assert block["keep"] == 1.0 and block["gate_passes_kept"] == block["gate_passes"] > 0
+    seg = make_segmenter(cfg)
+    sents = _val_sentences(cfg, seg)
+    probe = SentenceGate(folder, device="cpu")
+    probe.mark(sents)
+    # A stricter gate than the tiny one's tuned threshold (which passes most of these 40), so
+    # that its first pass has sentences to stop: the one the median score gives.
+    strict = float(np.median([s.gate_score for s in sents]))
+    full = SentenceGate(folder, device="cpu", encoder=probe.encoder, threshold=strict)
+    full.mark(sents)
+    passed = [s.gate_pass for s in sents]
+    scores = [s.gate_score for s in sents]
+    cues = np.asarray([1.0 if s.cues else 0.0 for s in sents])
+    fp = first_pass_block(full.word_logits([s.text for s in sents], cues), np.asarray(passed), 1.0)
+    assert fp["gate_passes_kept"] == fp["gate_passes"] == sum(passed)
+    first = SentenceGate(folder, device="cpu", encoder=probe.encoder, threshold=strict, first_pass=fp["threshold"])
+    first.mark(sents)
+    # The first pass keeps every sentence the whole gate passes, with the same score ...
+    for s, p, sc in zip(sents, passed, scores):
+        if p:
+            assert s.gate_pass and s.gate_score == sc and s.gate_reason == "gate"
+    # ... and spares the encoder the ones it stops, which are recorded as such.
+    stopped = [s for s in sents if s.gate_reason == "first pass"]
+    assert stopped and all(s.gate_score is None and not s.gate_pass for s in stopped)
+    assert first.encoded == len(sents) - len(stopped) < full.encoded == len(sents)
+    assert first.kept == full.kept
+
+
+def test_a_gate_without_a_first_pass_gets_it_from_its_validation_file_once(gate_dir, tmp_path):
+    import shutil
+
+    from causalkg.kg.gate import load_first_pass
+
+    folder, cfg = gate_dir
+    old = tmp_path / "causal-gate"
+    shutil.copytree(folder, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    stored = manifest.pop("first_pass")
+    (old / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    gate = SentenceGate(old, device="cpu")
+    seg = make_segmenter(cfg)
+    val = cfg.path("extract.gate_train_data") / "val.jsonl"
+    cache = tmp_path / "cache"
+    assert load_first_pass(gate, keep=1.0, validation=val, segmenter=seg, cache_dir=cache) == (
+        stored["threshold"], "validation")
+    assert load_first_pass(gate, keep=1.0, validation=val, segmenter=seg, cache_dir=cache) == (
+        stored["threshold"], "validation (cached)")
+    assert load_first_pass(SentenceGate(folder, device="cpu", encoder=gate.encoder), keep=1.0, validation=None,
+                           segmenter=seg) == (stored["threshold"], "model manifest")
+    with pytest.raises(ModelError, match="gate_first_pass = false"):
+        load_first_pass(gate, keep=1.0, validation=SNAP / "test.jsonl", segmenter=seg)
+
+
+def test_extract_with_the_first_pass_reads_what_the_gate_passes(gate_dir, tmp_path):
+    folder, gate_cfg = gate_dir
+    base = {"extract.gate_model": str(folder), "extract.device": "cpu", "paths.cache": str(gate_cfg.path("paths.cache")),
+            "extract.gate_train_data": str(gate_cfg.path("extract.gate_train_data"))}
+    wiki = FIXTURES / "extract" / "wiki_docs.jsonl"
+    runs = {}
+    for on in (False, True):
+        cfg = load_config(search_cwd=False, overrides={**base, "extract.gate_first_pass": on})
+        res = extract(cfg, extractor="patterns", input=wiki, output=tmp_path / f"{on}.jsonl")
+        runs[on] = (res, json.loads(res.manifest_path.read_text())["models"]["gate"])
+    (off, off_gate), (on, on_gate) = runs[False], runs[True]
+    assert off_gate["first_pass"] is None and on_gate["first_pass_source"] == "model manifest"
+    assert on.counts["sentences"] == off.counts["sentences"]
+    assert on.counts["candidates"] <= off.counts["candidates"]
+    with pytest.raises(ConfigError, match="gate_first_pass_keep"):
+        load_config(search_cwd=False, overrides={"extract.gate_first_pass_keep": 0.0})
