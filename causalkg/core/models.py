@@ -192,13 +192,12 @@ def bucketed_batches(lengths: Sequence[int], batch_size: int, steps: int, rng: r
 
 @dataclass
 class FineTuneRun:
-    """What :func:`fine_tune` did: the checkpoint history, the step whose checkpoint was kept
-    (0 when nothing was evaluated) and the seconds of the step loop."""
+    """What :func:`fine_tune` did: the checkpoint history, and the step whose checkpoint was kept
+    (0 when nothing was evaluated) with its score."""
 
     history: list[dict[str, Any]] = field(default_factory=list)
     best_step: int = 0
     best_score: float = -1.0
-    seconds: float = 0.0
 
 
 def fine_tune(model: Any, batches: Iterable[list[int]], loss_of: Callable[[list[int]], Any], *,
@@ -257,7 +256,6 @@ def fine_tune(model: Any, batches: Iterable[list[int]], loss_of: Callable[[list[
                 run.best_score, run.best_step = score, step
                 best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
     bar.close()
-    run.seconds = time.perf_counter() - loop_t0
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()
