@@ -297,9 +297,9 @@ def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: S
     # "thus", "therefore" tie the clause to the sentence before, not one span to the other
     if back or any(w not in ("thus", "therefore", "hence") for w in fwd):
         return None
-    change = [w for w in between if w in CHANGE]
-    if change and any(w in CHANGE_INTO for w in between[between.index(change[0]) + 1:]) or \
-            [w for w in between if w in ("became", "become", "becoming")]:
+    change = [i for i, w in enumerate(between) if w in CHANGE]
+    if any(w in ("became", "become", "becoming") for w in between) or (
+            change and any(w in CHANGE_INTO for w in between[change[0] + 1:])):
         return "one span turns into the other (" + " ".join(between) + "), no cause stated"
     if fwd:
         return None
