@@ -22,15 +22,6 @@ from tests.web.kgfixture import build_project
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def client(kg_project, tmp_path):
-    root, cfg = kg_project
-    app = create_app(cfg, judgements=str(tmp_path / "judgements.jsonl"))
-    with TestClient(app) as c:
-        c.judgements = tmp_path / "judgements.jsonl"
-        yield c
-
-
 def _lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
 

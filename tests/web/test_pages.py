@@ -19,15 +19,6 @@ from causalkg.web.app import create_app
 ALL_EDGES = 13  # the fixture KG's edges (tests/fixtures/kg assembled)
 
 
-@pytest.fixture
-def client(kg_project, tmp_path):
-    root, cfg = kg_project
-    app = create_app(cfg, judgements=str(tmp_path / "judgements.jsonl"))
-    with TestClient(app) as c:
-        c.judgements = tmp_path / "judgements.jsonl"
-        yield c
-
-
 def _judge(client, edge_id: str, mention_id: str, verdict: str, judge: str = "Ada"):
     return client.post(f"/edge/{edge_id}/judge", data={"mention_id": mention_id, "verdict": verdict, "judge": judge},
                        headers={"Accept": "application/json"})

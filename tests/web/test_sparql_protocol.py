@@ -38,13 +38,6 @@ def server(kg_project, tmp_path_factory):
         yield srv
 
 
-@pytest.fixture
-def client(kg_project, tmp_path):
-    _, cfg = kg_project
-    with TestClient(create_app(cfg, judgements=str(tmp_path / "j.jsonl"))) as c:
-        yield c
-
-
 def _request(url: str, method: str = "GET", data: bytes | None = None, **headers: str):
     req = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
