@@ -285,6 +285,13 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
 FIRST_PASS = "first_pass"  # the manifest's block: {"keep": share, "threshold": word logit, ...}
 
 
+def word_logit(words: Any, w_words: np.ndarray, cues: np.ndarray, w_cue: float) -> np.ndarray:
+    """The word model's share of the gate's logit: the n-gram features ``words`` (rows of
+    ``WordFeatures.transform``) times their weights, plus the cue feature times its weight (no
+    encoder, no bias). What the first pass reads, in training and in ``SentenceGate``."""
+    return np.asarray(words @ w_words, dtype=np.float64) + np.asarray(cues, dtype=np.float64) * float(w_cue)
+
+
 def first_pass_threshold(word: np.ndarray, passed: np.ndarray, keep: float) -> float:
     """The first pass's threshold on the word logit: the highest t such that ``word >= t`` keeps
     at least ``keep`` of the sentences the whole gate passes (``passed``; validation's); with
@@ -360,7 +367,7 @@ class SentenceGate:
         if len(texts) == 0:
             return np.zeros(0, dtype=np.float64)
         words = self.words.transform(texts) if words is None else words
-        return np.asarray(words @ self.w_words, dtype=np.float64) + np.asarray(cues, dtype=np.float64) * float(self.w[-1])
+        return word_logit(words, self.w_words, cues, self.w[-1])
 
     def scores(self, texts: Sequence[str], cues: np.ndarray, words: Any = None) -> np.ndarray:
         """The whole gate's probability per text (``words``: ``self.words.transform(texts)``)."""
@@ -567,7 +574,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     threshold = float(threshold_for_recall(val_scores, y_val, plan["target_recall"]))
     grid = sorted({round(float(t), 3) for t in np.linspace(0.02, 0.9, 45)})
     keep = float(cfg["extract"]["gate_first_pass_keep"])
-    first_pass = first_pass_block(wval @ w_words + x_val[:, -1] * float(w[-1]), val_scores >= threshold, keep) | {
+    first_pass = first_pass_block(word_logit(wval, w_words, x_val[:, -1], w[-1]), val_scores >= threshold, keep) | {
         "gate_threshold": threshold}
     validation = {
         "sentences": len(val), "causal": int(y_val.sum()), "c": c, "words": len(words), "tried": tried,
