@@ -16,8 +16,8 @@ def register(group: Any) -> None:
     g = add_command(
         group, "train-gate", _train_gate, "train the learned sentence gate (models/causal-gate)",
         description=(
-            "Fit the causal-sentence classifier the extraction gate uses: frozen MiniLM sentence\n"
-            "embeddings plus the cue-lexicon hit, into a logistic regression, from\n"
+            "Train the causal-sentence classifier the extraction gate uses: MiniLM fine-tuned as a\n"
+            "classifier, beside a logistic regression over word n-grams and the cue-lexicon hit, from\n"
             "snapshots/gate-training (Causal News Corpus subtask 1, SemEval-2010 Task 8). The\n"
             "threshold keeps extract.gate_target_recall of the validation split's causal sentences."
         ),
