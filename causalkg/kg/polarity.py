@@ -123,6 +123,10 @@ COPULAS = ("is", "was", "are", "were", "became", "becomes", "remained", "remains
 CHANGE = {"became", "become", "becomes", "becoming", "escalated", "escalates", "escalating", "turned", "turns",
           "evolved", "evolves", "developed", "develops", "transformed", "transforms", "grew", "grows"}
 CHANGE_INTO = ("into", "to", "became", "become", "becoming")
+# "changed the conflict from a war to a low-level conflict": "from" after one of these names the old
+# state of a change, not a cause
+CHANGE_FROM = CHANGE | {"changed", "change", "changes", "changing", "shifted", "shifts", "converted", "converts",
+                        "switched", "switches", "moved", "moves"}
 # "the war also involved massacres", "included": the later span is a part of the earlier one
 PART_OF = {"involved", "involves", "involving", "included", "includes", "including", "comprised", "comprises",
            "consisted", "consists"}
@@ -323,6 +327,15 @@ def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: S
     return None
 
 
+def _change_from_to(before_first: Sequence[str], between: Sequence[str], after_last: Sequence[str]) -> str | None:
+    """"changed the conflict from a war to a low-level conflict": the first span is what changed,
+    the later one (after "from") its old state, a new one follows "to"; no cause is stated."""
+    if [w for w in between if w not in _SKIP_BEFORE_SPAN] != ["from"] or after_last[:1] != ["to"]:
+        return None
+    verb = next((w for w in reversed(before_first) if w in CHANGE_FROM), None)
+    return f"a change ('{verb}' ... from ... to), no cause stated" if verb else None
+
+
 def _marked_as_cause(before: Sequence[str]) -> str | None:
     """The cause marker right before a span ("in the aftermath of [the] X"), if any."""
     words = list(before)
@@ -429,7 +442,9 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
         a.evidence.append("reversed: effect before cause with forward cue(s) " + ", ".join(fwd))
     if not a.reversed:
         unstated = _piece_of_a_word(sentence, (cs, ce), "cause") or _piece_of_a_word(sentence, (es, ee), "effect") \
-            or _unstated(sentence, between_words, fwd, back, [t[0] for t in before])
+            or _unstated(sentence, between_words, fwd, back, [t[0] for t in before]) \
+            or _change_from_to([t[0] for t in before], between_words,
+                               [t[0] for t in toks if t[1] >= max(ce, ee)][:1])
         if unstated:
             a.unstated = True
             a.evidence.append("unstated: " + unstated)

@@ -299,6 +299,14 @@ def test_a_change_from_one_to_the_other_is_not_a_cause():
     es = s.rindex("conflict")
     a = assess(s, (cs, cs + 3), (es, es + len("conflict")))
     assert a.unstated and "from ... to" in a.evidence[0]
+    # the same change read with the earlier "conflict" as the effect: "from" there names the old
+    # state, not a cause
+    es = s.index("conflict")
+    a = assess(s, (cs, cs + 3), (es, es + len("conflict")))
+    assert a.unstated and "'changed'" in a.evidence[0], a.evidence
+    # with no change verb before it, "from" is a cause as before
+    s = "The deaths from the war were counted."
+    assert not run(s, "the war", "The deaths").flags()
 
 
 @pytest.mark.parametrize("sentence,cause,effect", [
