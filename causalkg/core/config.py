@@ -141,14 +141,14 @@ def _has_key(dotted: str) -> bool:
     return True
 
 
-def parse_assignment(text: str) -> tuple[str, Any]:
+def parse_assignment(text: str, origin: str = "--set") -> tuple[str, Any]:
     """Parse one ``--set section.key=value``; the value is read as TOML, or as a bare string."""
     if "=" not in text:
-        raise ConfigError(f"--set {text!r}: expected section.key=value")
+        raise ConfigError(f"{origin} {text!r}: expected section.key=value")
     key, raw = text.split("=", 1)
     key = key.strip()
     if not key or "." not in key:
-        raise ConfigError(f"--set {text!r}: expected section.key=value")
+        raise ConfigError(f"{origin} {text!r}: expected section.key=value")
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
@@ -269,9 +269,30 @@ def load_config(
         sources.append(str(user_path))
         base_dir = user_path.resolve().parent
     cfg = Config(data, base_dir, tuple(sources))
+    env = env_overrides()
+    if env:
+        cfg = cfg.with_overrides(env, origin=ENV_SET)
     if overrides:
         cfg = cfg.with_overrides(overrides, origin="--set")
     return cfg
+
+
+ENV_SET = "CAUSALKG_SET"
+"""An environment variable of ``section.key=value`` assignments (separated by ``;`` or new lines),
+applied over the user file and under ``--set`` and flags: one setting for every command of a shell
+or a CI job, and for the processes they start."""
+
+
+def env_overrides(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The assignments of ``CAUSALKG_SET`` (empty when it is unset or blank); a malformed one
+    raises ConfigError naming the variable."""
+    raw = (os.environ if environ is None else environ).get(ENV_SET, "")
+    out: dict[str, Any] = {}
+    for part in re.split(r"[;\n]", raw):
+        if part.strip():
+            key, value = parse_assignment(part.strip(), origin=ENV_SET)
+            out[key] = value
+    return out
 
 
 PathLike = str | os.PathLike

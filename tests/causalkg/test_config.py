@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from causalkg.core.config import load_config, parse_assignment
@@ -77,3 +79,27 @@ def test_input_path_finds_bundled_files_from_any_directory(tmp_path, monkeypatch
     assert cfg.input_path("wikidata.snapshot") == tmp_path / "snapshots/wikidata/wikidata-snapshot.nt.gz"
     assert cfg.path("paths.data") == tmp_path / "data"
     assert cfg.with_overrides({"wikipedia.index": "none"}).input_path("wikipedia.index") is None
+
+
+def test_causalkg_set_applies_between_the_file_and_set(monkeypatch, tmp_path):
+    from causalkg.core.config import ENV_SET, load_config
+
+    user = tmp_path / "causalkg.toml"
+    user.write_text("[kg]\nmin_confidence = 0.1\ntop = 3\n", encoding="utf-8")
+    monkeypatch.setenv(ENV_SET, "kg.min_confidence=0.2; kg.verifier.enabled=true\nkg.top = 7")
+    cfg = load_config(user)
+    assert cfg.get("kg.min_confidence") == 0.2 and cfg.get("kg.verifier.enabled") is True and cfg.get("kg.top") == 7
+    assert ENV_SET in cfg.sources
+    assert load_config(user, {"kg.min_confidence": 0.3}).get("kg.min_confidence") == 0.3  # --set wins
+
+
+@pytest.mark.parametrize("value,message", [("kg.no_such_key=1", "CAUSALKG_SET: unknown config key kg.no_such_key"),
+                                           ("kgtop", "CAUSALKG_SET 'kgtop': expected section.key=value"),
+                                           ("kg.top=-1", "kg.top")])
+def test_causalkg_set_errors_name_the_variable(monkeypatch, value, message):
+    from causalkg.core.config import ENV_SET, load_config
+    from causalkg.core.errors import ConfigError
+
+    monkeypatch.setenv(ENV_SET, value)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(search_cwd=False)
