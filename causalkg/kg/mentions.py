@@ -194,14 +194,21 @@ def assess_extractions(
 
 def verify_extractions(
     extractions: Sequence[Extraction], assertions: Sequence[Assertion | None] | None, verifier: Any,
-    counts: LinkCounts,
+    counts: LinkCounts, *, candidates: tuple[list, list] | None = None,
 ) -> tuple[list[Extraction], list[Assertion | None] | None, list[dict[str, Any] | None]]:
     """The verifier's verdict on each prose pair (``kg.verifier.PairVerifier.judge``), in one
     call: a pair read as ``not_causal`` is left out; one read as ``reversed`` has its cause and
     effect swapped (``verifier.reversed`` = flip; the verdict then says ``flipped``), is left out
     (drop) or kept as extracted (keep). Structured-source pairs are not read (verdict None).
-    Returns the kept extractions, their assertions (None stays None) and verdicts."""
-    idx = [i for i, x in enumerate(extractions) if _source_of(x) == "sentence"]
+    Returns the kept extractions, their assertions (None stays None) and verdicts.
+
+    ``candidates`` (the link candidates of each pair's cause and of its effect, as
+    :func:`link_pairs` takes them): only pairs linked at both ends are read, the others are kept
+    unread (``link_pairs`` makes no mention of them), and the two lists are narrowed (and swapped
+    for a flipped pair) in place to match what is returned. The mentions are the same as when
+    every pair is read; the verifier reads only the pairs that can become one."""
+    idx = [i for i, x in enumerate(extractions) if _source_of(x) == "sentence"
+           and (candidates is None or (candidates[0][i] and candidates[1][i]))]
     found = verifier.judge([extractions[i].sentence.text for i in idx],
                            [(extractions[i].cause.start - extractions[i].sentence.start,
                              extractions[i].cause.end - extractions[i].sentence.start) for i in idx],
@@ -212,8 +219,10 @@ def verify_extractions(
     kept: list[Extraction] = []
     kept_asr: list[Assertion | None] = []
     kept_vd: list[dict[str, Any] | None] = []
+    kept_cands: tuple[list, list] = ([], [])
     for i, x in enumerate(extractions):
         vd = verdict_of.get(i)
+        flipped = False
         if vd is not None and vd["verdict"] == "not_causal":
             counts.verifier_not_causal_dropped += 1
             continue
@@ -224,12 +233,19 @@ def verify_extractions(
             if verifier.reversed == "flip":
                 x = x.model_copy(update={"cause": x.effect, "effect": x.cause})
                 vd = {**vd, "flipped": True}
+                flipped = True
                 counts.verifier_reversed_flipped += 1
             else:
                 counts.verifier_reversed_kept += 1
         kept.append(x)
         kept_asr.append(assertions[i] if assertions is not None else None)
         kept_vd.append(vd)
+        if candidates is not None:
+            cause_c, effect_c = candidates[0][i], candidates[1][i]
+            kept_cands[0].append(effect_c if flipped else cause_c)
+            kept_cands[1].append(cause_c if flipped else effect_c)
+    if candidates is not None:
+        candidates[0][:], candidates[1][:] = kept_cands
     return kept, (kept_asr if assertions is not None else None), kept_vd
 
 
@@ -255,8 +271,8 @@ def link_shard(
     empty) every prose pair is assessed first and those the sentence does not assert are left
     out; with ``sense`` (a ``linking.sense.SenseCheck``) candidates that do not mean what the
     phrase means are removed before the best one is taken; with ``verifier`` (a
-    ``kg.verifier.PairVerifier``) the prose pairs left are read by it (:func:`verify_extractions`)
-    and its verdicts stored on the mentions."""
+    ``kg.verifier.PairVerifier``) the prose pairs linked at both ends are read by it
+    (:func:`verify_extractions`) and its verdicts stored on the mentions."""
     counts = LinkCounts()
     if not extractions:
         return [], counts
@@ -264,13 +280,6 @@ def link_shard(
     if drop is not None:
         n0 = len(extractions)
         extractions, assertions = assess_extractions(extractions, drop, counts)
-        counts.extractions += n0 - len(extractions)
-        if not extractions:
-            return [], counts
-    verdicts = None
-    if verifier is not None:
-        n0 = len(extractions)
-        extractions, assertions, verdicts = verify_extractions(extractions, assertions, verifier, counts)
         counts.extractions += n0 - len(extractions)
         if not extractions:
             return [], counts
@@ -289,7 +298,15 @@ def link_shard(
         counts.senses_rejected += sum(len(a) - len(b) for a, b in zip(results, checked))
         results = page_event_links(phrases, checked, [x.doc_id for x in extractions] * 2, docs, linker, sense, counts)
     n = len(extractions)
-    return link_pairs(extractions, results[:n], results[n:], docs, allow_self_loops=allow_self_loops,
+    cause_results, effect_results = list(results[:n]), list(results[n:])
+    verdicts = None
+    if verifier is not None:
+        # read after linking, and only the pairs linked at both ends: the same mentions as
+        # reading every pair first, for a fraction of the verifier's work
+        extractions, assertions, verdicts = verify_extractions(extractions, assertions, verifier, counts,
+                                                               candidates=(cause_results, effect_results))
+        counts.extractions += n - len(extractions)
+    return link_pairs(extractions, cause_results, effect_results, docs, allow_self_loops=allow_self_loops,
                       assertions=assertions, counts=counts, verdicts=verdicts)
 
 

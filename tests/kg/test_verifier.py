@@ -234,6 +234,21 @@ def test_verdicts_flip_or_drop_reversed_pairs_and_drop_not_causal_ones(trained, 
     kept, _, vds = verify_extractions(xs, None, ok, LinkCounts())
     assert kept == xs and [v["verdict"] for v in vds] == ["causal"] * 3 and "flipped" not in vds[0]
     assert vds[0]["probabilities"]["causal"] == vds[0]["probabilities"]["reversed"]
+    # with the link candidates: only pairs linked at both ends are read; the others are kept
+    # unread (link_pairs makes no mention of them), and a flipped pair's candidates swap with it
+    c1, c2 = (Candidate(qid=q, label=q, surface=q, score=0.9, kind="class") for q in ("Q1", "Q2"))
+    causes, effects = [[c1], [], [c1]], [[c2], [c2], []]
+    rev.reversed = "flip"
+    counts = LinkCounts()
+    read, _, read_vds = verify_extractions(xs, None, rev, counts, candidates=(causes, effects))
+    assert counts.verifier_pairs == 1 and counts.verifier_reversed_flipped == 1 and len(read) == 3
+    assert (read[0].cause.text, read[0].effect.text) == (xs[0].effect.text, xs[0].cause.text) and read[1:] == xs[1:]
+    assert read_vds[0]["flipped"] and read_vds[1:] == [None, None]
+    assert causes == [[c2], [], [c1]] and effects == [[c1], [c2], []]
+    counts = LinkCounts()
+    causes, effects = [[c1], [], [c1]], [[c2], [c2], []]
+    read, _, _ = verify_extractions(xs, None, nc, counts, candidates=(causes, effects))
+    assert read == xs[1:] and causes == [[], [c1]] and effects == [[c2], []] and counts.verifier_pairs == 1
     # the verdict is recorded in the mention, and only when there is one
     cand = [Candidate(qid=q, label=q, surface=q, score=0.9, kind="class") for q in ("Q1", "Q2")]
     ms, _ = link_pairs(kept[:2], [[cand[0]]] * 2, [[cand[1]]] * 2, {}, verdicts=vds[:2])
