@@ -44,11 +44,13 @@ COMMAND_MODULES: tuple[str, ...] = (
     "causalkg.corpus.cli",
     "causalkg.linking.cli",
     "causalkg.kg.cli.extract",
+    "causalkg.kg.cli.gate",
     "causalkg.kg.cli.models",
     "causalkg.kg.cli.graph",
     "causalkg.evaluation.cli.recall",
     "causalkg.evaluation.cli.soft",
     "causalkg.evaluation.cli.sqc",
+    "causalkg.web.cli",
 )
 
 

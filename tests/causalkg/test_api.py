@@ -34,7 +34,8 @@ def test_every_cli_step_has_an_api_function():
 
     for name in ("build_corpus", "build_index", "link", "train_qa", "extract", "assemble", "export", "query",
                  "stats", "summary", "recall", "precision", "human_precision", "report", "soft", "elo", "meta",
-                 "align", "agreement", "sqc", "consistency", "setup_wordnet", "load_config", "show_config"):
+                 "align", "agreement", "sqc", "consistency", "setup_wordnet", "load_config", "show_config", "train_gate",
+                 "train_tagger", "train_verifier", "serve"):
         assert callable(getattr(ck, name)), name
         assert name in dir(ck)
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
@@ -118,7 +119,7 @@ def test_each_command_is_one_module():
             returned = obj.__annotations__.get("return")
             if name != "install_models":  # returns kg.modelpack's InstallModelsResult, which renders itself
                 assert getattr(module, returned).__module__ == module_name, name
-    assert functions == 25  # every command of the flow, config show and registry list
+    assert functions == 29  # every command of the flow, the trainers, serve, config show and registry list
     assert not (REPO / "causalkg" / "api.py").exists() and not (REPO / "causalkg" / "results.py").exists()
     assert not hasattr(ck, "_API")
 
