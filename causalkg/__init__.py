@@ -10,8 +10,8 @@
     print(ck.recall(kg.out / "causal_kg.jsonl", cfg=cfg).to_table("md"))
 
 Each command is one function, defined in its stage's command module beside its result class
-and its ``causalkg`` subcommand (``causalkg.kg.cli.graph`` holds ``assemble``, ``Assembly`` and
-``causalkg kg assemble``). Each returns a typed result (a ``causalkg.core.results.Result``)
+and its ``causalkg`` subcommand (``causalkg.kg.cli.extract`` holds ``extract``, ``Extraction``
+and ``causalkg kg extract``). Each returns a typed result (a ``causalkg.core.results.Result``)
 that renders itself with ``to_table(fmt)``; the command prints exactly that. Every function
 takes ``cfg``: a ``Config`` (from ``load_config``), a path to a TOML file over the defaults, or
 None (the defaults, and ``./causalkg.toml`` when present); keyword options that are settings
