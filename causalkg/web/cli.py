@@ -8,10 +8,9 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-from causalkg.cli import add_command
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
 from causalkg.core.results import Result, lines_block
-from causalkg.options import add_dry_run
+from causalkg.options import add_command, add_dry_run
 
 
 @dataclass
@@ -81,5 +80,5 @@ def _serve_cli(args: argparse.Namespace, cfg: Config) -> None:
         print(r.to_table("text"))
 
 
-# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
 __all__ = ["serve", "Serving"]

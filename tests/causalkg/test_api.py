@@ -27,6 +27,22 @@ def test_import_is_cheap_and_names_load_on_first_use():
     assert before == "['causalkg.core']"
     assert module == "causalkg.kg.cli.graph"  # the command's own module: function, result, parser
     assert "causalkg.kg.assemble" not in after  # the stage loads when the step runs, not before
+    # nor the other commands' modules, nor what running a command needs (causalkg.cli and its
+    # progress bars, signal handlers, deadlines): the parser helpers are causalkg.options'
+    assert not [m for m in after if ".cli" in m and m != "causalkg.kg.cli.graph" and m != "causalkg.kg.cli"], after
+    for m in ("causalkg.core.progress", "causalkg.core.interrupts", "causalkg.core.deadline", "causalkg.core.jsonl"):
+        assert m not in after, m
+
+
+def test_the_names_listed_in_causalkg_are_their_modules_all():
+    import importlib
+
+    import causalkg as ck
+
+    for module_name, names in ck.COMMANDS.items():
+        assert list(names) == list(importlib.import_module(module_name).__all__), module_name
+    every = [n for names in ck.COMMANDS.values() for n in names]
+    assert len(every) == len(set(every))  # one module per name
 
 
 def test_every_cli_step_has_an_api_function():

@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from causalkg.cli import add_command
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
 from causalkg.core.results import Result, lines_block
-from causalkg.options import add_format
+from causalkg.options import add_command, add_format
 
 
 @dataclass
@@ -196,5 +195,5 @@ def _train_verifier_cli(args: argparse.Namespace, cfg: Config) -> None:
     print(train_verifier(output=args.output, data=args.data, if_missing=args.if_missing, cfg=cfg).to_table(args.format))
 
 
-# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
 __all__ = ["train_gate", "train_tagger", "train_verifier", "GateTraining", "TaggerTraining", "VerifierTraining"]

@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from causalkg.cli import add_command
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
 from causalkg.core.errors import ConfigError
 from causalkg.core.results import Result, check_format, table
 from causalkg.kg.assembly import Assembly
-from causalkg.options import add_dry_run, add_force, add_format, add_lenient, add_out
+from causalkg.options import add_command, add_dry_run, add_force, add_format, add_lenient, add_out
 
 
 def assemble(*, extractions: PathLike | None = None, linked: PathLike | None = None, corpus: PathLike | None = None,
@@ -305,5 +304,5 @@ def _summary_cli(args: argparse.Namespace, cfg: Config) -> None:
     print(summary(kg=args.kg, top=args.top, cfg=cfg).to_table(args.format, width=width))
 
 
-# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
 __all__ = ["assemble", "export", "query", "stats", "summary", "Assembly", "Export", "QueryAnswer", "Stats", "Summary"]
