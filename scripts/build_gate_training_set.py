@@ -16,7 +16,6 @@ Writes:
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 from pathlib import Path
@@ -30,32 +29,17 @@ from causalkg.kg import qa_data  # noqa: E402
 
 
 def read_cnc_subtask1(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8-sig", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    out = []
-    for row in rows:
-        doc, sent = row["index"].rsplit("_", 1)
-        label = row["label"].strip()
-        out.append({"id": f"cnc:{doc}:{sent}", "source": "cnc", "group": f"cnc:{doc}", "text": row["text"],
-                    "causal": label == "1", "label": label})
-    return out
+    """Every CNC subtask 1 sentence, causal when labelled "1" (``kg.qa_data.read_cnc_subtask1``)."""
+    return [{"id": r["id"], "source": "cnc", "group": r["group"], "text": r["text"], "causal": r["label"] == "1",
+             "label": r["label"]} for r in qa_data.read_cnc_subtask1(path)]
 
 
 def read_semeval_all(path: Path) -> list[dict]:
-    raw = path.read_text(encoding="utf-8-sig").replace("\r", "")
-    out = []
-    for block in (b for b in raw.split("\n\n") if b.strip()):
-        lines = block.strip().split("\n")
-        sid, quoted = lines[0].split("\t", 1)
-        label = lines[1].strip()
-        text = quoted.strip()
-        if text.startswith('"') and text.endswith('"'):
-            text = text[1:-1]
-        for tag in ("<e1>", "</e1>", "<e2>", "</e2>"):
-            text = text.replace(tag, "")
-        out.append({"id": f"semeval:{sid}", "source": "semeval", "group": f"semeval:{sid}", "text": text,
-                    "causal": label.startswith("Cause-Effect"), "label": label})
-    return out
+    """Every SemEval-2010 Task 8 sentence, causal when its relation is Cause-Effect either way
+    (``kg.qa_data.read_semeval_sentences``)."""
+    return [{"id": f"semeval:{r['sid']}", "source": "semeval", "group": f"semeval:{r['sid']}", "text": r["text"],
+             "causal": r["label"].startswith("Cause-Effect"), "label": r["label"]}
+            for r in qa_data.read_semeval_sentences(path)]
 
 
 def main(argv: list[str] | None = None) -> int:

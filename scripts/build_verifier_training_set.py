@@ -20,7 +20,6 @@ Writes:
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import json
 import re
@@ -91,17 +90,10 @@ def pseudo_pair(text: str, key: str) -> tuple[dict, dict, str] | None:
 
 
 def read_semeval_every_relation(path: Path) -> list[dict]:
-    """Every SemEval-2010 Task 8 training sentence with its two nominals and relation label."""
-    raw = path.read_text(encoding="utf-8-sig").replace("\r", "")
-    out = []
-    for block in (b for b in raw.split("\n\n") if b.strip()):
-        lines = block.strip().split("\n")
-        sid, quoted = lines[0].split("\t", 1)
-        label = lines[1].strip()
-        text, spans = qa_data.untag_semeval(quoted)
-        out.append({"sid": sid, "text": text, "label": label,
-                    "e1": _span(text, *spans["e1"]), "e2": _span(text, *spans["e2"])})
-    return out
+    """Every SemEval-2010 Task 8 training sentence with its two nominals (as marked, untrimmed)
+    and relation label (``kg.qa_data.read_semeval_sentences``)."""
+    return [{"sid": r["sid"], "text": r["text"], "label": r["label"], "e1": _span(r["text"], *r["spans"]["e1"]),
+             "e2": _span(r["text"], *r["spans"]["e2"])} for r in qa_data.read_semeval_sentences(path)]
 
 
 def examples(src: Path) -> list[dict]:
