@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from causalkg.core.jsonl import write_json, write_jsonl  # noqa: E402
+from causalkg.core.jsonl import write_json  # noqa: E402
 from causalkg.core.manifest import file_sha256  # noqa: E402
 from causalkg.kg import qa_data  # noqa: E402
 
@@ -55,9 +55,6 @@ def main(argv: list[str] | None = None) -> int:
     records = read_cnc_subtask1(s1) + read_semeval_all(se)
     records.sort(key=lambda r: r["id"])
     train, val, test = qa_data.split_three(records, args.val_fraction)
-    out = Path(args.out)
-    for name, recs in (("train", train), ("val", val), ("test", test)):
-        write_jsonl(out / f"{name}.jsonl", recs)
 
     def counts(recs):
         return {
@@ -72,10 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         "val_fraction": args.val_fraction,
         "test_share_of_val": 0.5,
         "inputs": {p.name: file_sha256(p) for p in (s1, se)},
-        **{name: {**counts(recs), "sha256": file_sha256(out / f"{name}.jsonl")}
-           for name, recs in (("train", train), ("val", val), ("test", test))},
+        **qa_data.write_splits(args.out, {"train": train, "val": val, "test": test}, counts),
     }
-    write_json(out / "stats.json", stats)
+    write_json(Path(args.out) / "stats.json", stats)
     print(json.dumps(stats, indent=2))
     return 0
 

@@ -31,7 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from causalkg.core.jsonl import write_json, write_jsonl  # noqa: E402
+from causalkg.core.jsonl import write_json  # noqa: E402
 from causalkg.core.manifest import file_sha256  # noqa: E402
 from causalkg.kg import qa_data  # noqa: E402
 
@@ -146,8 +146,7 @@ def main(argv: list[str] | None = None) -> int:
               src / "semeval2010-task8" / "TRAIN_FILE.TXT"]
     train, val, test = qa_data.split_three(examples(src), args.val_fraction)
     out = Path(args.out)
-    for name, recs in (("train", train), ("val", val), ("test", test)):
-        write_jsonl(out / f"{name}.jsonl", recs)
+    out.mkdir(parents=True, exist_ok=True)
     for lic in ("LICENSE-CNC-CC0.txt", "LICENSE-SemEval2010-Task8.txt"):
         shutil.copyfile(REPO / "snapshots" / "qa-training" / lic, out / lic)
 
@@ -162,8 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         "val_fraction": args.val_fraction,
         "test_share_of_val": 0.5,
         "inputs": {p.name: file_sha256(p) for p in inputs},
-        **{name: {**counts(recs), "sha256": file_sha256(out / f"{name}.jsonl")}
-           for name, recs in (("train", train), ("val", val), ("test", test))},
+        **qa_data.write_splits(out, {"train": train, "val": val, "test": test}, counts),
     }
     write_json(out / "stats.json", stats)
     print(json.dumps({k: (v if not isinstance(v, dict) or "by_label" not in v else

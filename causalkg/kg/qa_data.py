@@ -28,9 +28,11 @@ import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from causalkg.core.errors import SchemaError
+from causalkg.core.jsonl import write_jsonl
+from causalkg.core.manifest import file_sha256
 
 # Tags of the Causal News Corpus; SIG1.. are extra signals of the same relation.
 _CNC_TAG = re.compile(r"<(/?)(ARG0|ARG1|SIG\d+)>")
@@ -210,6 +212,19 @@ def split_three(records: Iterable[Mapping[str, Any]], fraction: float,
         else:
             val.append(dict(rec))
     return train, val, test
+
+
+def write_splits(out: str | Path, splits: Mapping[str, Sequence[Mapping[str, Any]]],
+                 counts: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Write each split of a training snapshot to ``out/NAME.jsonl``; returns, by split name,
+    ``counts(records)`` followed by the written file's ``sha256`` (the snapshot's ``stats.json``
+    entries; ``scripts/build_*_training_set.py``)."""
+    out = Path(out)
+    stats = {}
+    for name, records in splits.items():
+        write_jsonl(out / f"{name}.jsonl", records)
+        stats[name] = {**counts(records), "sha256": file_sha256(out / f"{name}.jsonl")}
+    return stats
 
 
 # --- questions --------------------------------------------------------------------------------

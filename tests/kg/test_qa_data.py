@@ -147,3 +147,17 @@ def test_reversed_questions_skip_chains():
     assert "What did floods cause?" not in rev and "What caused floods?" not in rev
     answered = {(e.question, e.answer_text) for e in ex if e.answer_start is not None}
     assert ("What did floods cause?", "evacuations") in answered
+
+
+def test_write_splits_writes_each_split_and_returns_its_counts_and_checksum(tmp_path):
+    import hashlib
+
+    recs = qa_data.read_semeval(FIX / "semeval_train_sample.txt")
+    stats = qa_data.write_splits(tmp_path / "snap", {"train": recs[:4], "val": recs[4:]},
+                                 lambda rs: {"sentences": len(rs), "causal": sum(r["causal"] for r in rs)})
+    assert list(stats) == ["train", "val"] and list(stats["train"]) == ["sentences", "causal", "sha256"]
+    assert stats["train"]["sentences"] == 4 and stats["val"]["sentences"] == 2
+    for name, part in (("train", recs[:4]), ("val", recs[4:])):
+        data = (tmp_path / "snap" / f"{name}.jsonl").read_bytes()
+        assert [json.loads(line) for line in data.splitlines()] == part
+        assert stats[name]["sha256"] == hashlib.sha256(data).hexdigest()
