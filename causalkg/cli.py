@@ -3,10 +3,10 @@
 Each stage has its commands in its own ``cli`` modules (``corpus.cli``, ``linking.cli``,
 ``kg.cli``, ``evaluation.cli``): a command's function (what ``import causalkg as ck`` gives), its
 result class and its parser sit side by side there. The direction of the imports is one way: a
-stage CLI imports this module for its parser helpers (``add_group``, ``add_command``,
-``register_modules``); this module imports no stage, it names the stage CLIs in ``STAGE_CLIS``
-and loads them by name when the parser is built (``tests/causalkg/test_structure.py`` checks
-both). A command parses typed options, resolves the configuration (defaults < ``--config FILE``
+stage CLI imports ``causalkg.options`` for the parser helpers (``add_group``, ``add_command``,
+``register_modules``), not this module, so that using a function loads nothing of a command's
+run; this module imports no stage, it names the stage CLIs in ``STAGE_CLIS`` and loads them by
+name when the parser is built (``tests/causalkg/test_structure.py`` checks both). A command parses typed options, resolves the configuration (defaults < ``--config FILE``
 < ``--set key=value`` < the command's own flags), calls its function with the same name and
 arguments and prints the result's ``to_table(--format)``.
 
@@ -27,121 +27,26 @@ import logging
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, NoReturn, Sequence
+from typing import Any, ClassVar, Sequence
 
 from causalkg import __version__
 from causalkg.core.config import CfgLike, Config, flat_items, load_config, parse_assignment, resolve_config, to_toml
-from causalkg.core.deadline import stage_deadline
 from causalkg.core.errors import CausalKGError
-from causalkg.core.interrupts import Interrupted, stop_on_signals
-from causalkg.core.jsonl import allowing_empty_outputs
-from causalkg.core.progress import progress_enabled, progress_for_command
-from causalkg.core.ranges import check_options
 from causalkg.core.results import Result, TableResult, table
-from causalkg.options import add_format
+# The parser helpers live in causalkg.options (the command modules import them from there); they
+# are imported here for build_parser, and stay importable from here.
+from causalkg.options import (CommandParser, Handler, HelpFormatter, add_command, add_format, add_group,
+                              common_options, register_modules)
 
 STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", "causalkg.evaluation.cli",
               "causalkg.web.cli")
 
-Handler = Callable[[argparse.Namespace, Config], "int | None"]
-
-
-def _common_options(suppress: bool, skip: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """Options every command takes, before or after the command name.
-
-    ``--set`` before the command and after it go to two lists (``overrides`` and
-    ``command_overrides``): argparse copies a subcommand's values over the main parser's, so
-    one shared list would lose those given before the command. ``main`` applies both, in the
-    order given on the command line."""
-    default = argparse.SUPPRESS if suppress else None
-    p = argparse.ArgumentParser(add_help=False)
-    g = p.add_argument_group("common options")
-    g.add_argument("--config", metavar="FILE", default=default,
-                   help="a TOML file over the defaults (default: ./causalkg.toml when present)")
-    g.add_argument("--set", dest="command_overrides" if suppress else "overrides", metavar="KEY=VALUE",
-                   action="append", default=default, help="override one config key, e.g. --set wikidata.timeout=30 (repeatable)")
-    if "--engine" not in skip:
-        g.add_argument("--engine", choices=["local", "ray"], default=default,
-                       help="where the heavy stages run: this machine, or a Ray cluster (run.engine; see run.ray_address)")
-    g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                   help="show tracebacks and debug logs")
-    if "--force" not in skip:
-        g.add_argument("--force", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                       help="redo work even when it is current")
-    if "--allow-shrink" not in skip:
-        g.add_argument("--allow-shrink", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                       help="let an empty result, or a corpus that lost documents to a damaged dump, replace "
-                            "a larger output (refused otherwise, the old output kept, whatever the other options)")
-    g.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                   help="no progress and no information lines: only warnings and errors on stderr")
-    return p
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with a "did you mean" for a mistyped command or option, the way a config key gets one."""
-
-    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
-        import difflib
-        import re
-
-        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
-        unknown = re.search(r"unrecognized arguments: (\S+)", message)
-        if choice:
-            names = re.findall(r"'([^']*)'", choice.group(2))
-            close = difflib.get_close_matches(choice.group(1), names, n=1)
-            if close:
-                message += f"; did you mean '{close[0]}'?"
-        elif unknown and unknown.group(1).startswith("-"):
-            opts = [o for a in self._actions for o in a.option_strings]
-            given = unknown.group(1).split("=")[0]
-            close = difflib.get_close_matches(given, opts, n=1)
-            if given in ("--engine", "--force", "--allow-shrink"):
-                message += f"; {given} means nothing to {self.prog}"
-            elif close:
-                message += f"; did you mean {close[0]}?"
-        super().error(message)
-
-
-class _Formatter(argparse.RawDescriptionHelpFormatter):
-    def __init__(self, prog: str) -> None:
-        super().__init__(prog, max_help_position=32, width=100)
-
-
-def add_group(subparsers: Any, name: str, help: str, description: str | None = None) -> Any:
-    """A noun (``corpus``, ``kg``, ...) whose verbs are added to the returned subparsers."""
-    p = subparsers.add_parser(name, help=help, description=description or help, formatter_class=_Formatter)
-    p.set_defaults(_group_parser=p)
-    return p.add_subparsers(dest=f"{name}_command", metavar="COMMAND", title="commands")
-
-
-def add_command(subparsers: Any, name: str, handler: Handler, help: str,
-                description: str | None = None, *, skip: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """A verb: its parser (add options to it) calls ``handler(args, cfg)``. ``skip``: common
-    options that mean nothing to this command (``--engine``, ``--force`` for a read-only one)."""
-    # "resolve": a command's own --force (with its own help) takes the place of the common one.
-    p = subparsers.add_parser(name, help=help, description=description or help, conflict_handler="resolve",
-                              parents=[_common_options(suppress=True, skip=skip)], formatter_class=_Formatter)
-    p.set_defaults(_handler=handler, _command_parser=p)
-    return p
-
-
-def register_modules(group: Any, package: str, path: Sequence[str]) -> None:
-    """Load every module of ``package`` (whose ``__path__`` is ``path``) that has a
-    ``register(group)`` function, in name order, and let it add its verbs to ``group``."""
-    import pkgutil
-
-    for info in sorted(pkgutil.iter_modules(list(path)), key=lambda m: m.name):
-        module = importlib.import_module(f"{package}.{info.name}")
-        if hasattr(module, "register"):
-            module.register(group)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = CommandParser(
         prog="causalkg",
         description="Causal knowledge graphs from Wikipedia and Wikidata, and the measures to judge them.",
-        parents=[_common_options(suppress=False)],
-        formatter_class=_Formatter,
+        parents=[common_options(suppress=False)],
+        formatter_class=HelpFormatter,
         epilog="Run 'causalkg COMMAND --help' for a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"causalkg {__version__}")
@@ -262,6 +167,14 @@ def os_error_line(exc: OSError, data: "os.PathLike | str | None" = None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``causalkg`` command. Returns the exit status."""
+    # What running a command needs, and a command's function does not: loaded here, not with the
+    # module, which ``import causalkg as ck`` may load for show_config and list_registry.
+    from causalkg.core.deadline import stage_deadline
+    from causalkg.core.interrupts import Interrupted, stop_on_signals
+    from causalkg.core.jsonl import allowing_empty_outputs
+    from causalkg.core.progress import progress_enabled, progress_for_command
+    from causalkg.core.ranges import check_options
+
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the command's own parser, which knows its options
@@ -327,5 +240,5 @@ if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
 
 
-# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
 __all__ = ["show_config", "list_registry", "ConfigView", "RegistryListing"]

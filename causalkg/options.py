@@ -1,20 +1,127 @@
-"""The options every command spells the same way, defined once.
+"""The parser helpers of the commands, and the options every command spells the same way,
+defined once.
 
-A command's ``register`` adds them with these helpers, so ``--format`` has the same choices
-and default everywhere, outputs are ``--out``, redoing current work is ``--force`` (``--refresh``
-and ``--output`` stay as deprecated aliases that say so), and ``--lenient`` and ``--dry-run``
-read the same in every ``--help``.
+A command module's ``register`` adds its verbs with ``add_group`` / ``add_command`` (each verb
+gets the common options: ``--config``, ``--set``, ``--force``, ...) and their options with the
+helpers below, so ``--format`` has the same choices and default everywhere, outputs are
+``--out``, redoing current work is ``--force`` (``--refresh`` and ``--output`` stay as deprecated
+aliases that say so), and ``--lenient`` and ``--dry-run`` read the same in every ``--help``.
+
+Where it sits: under the command modules and ``causalkg.cli`` (which builds the parser and runs
+a command). It loads nothing of a command's run (progress bars, signals, deadlines): a command
+module imports it, and ``import causalkg as ck`` loads a command module to give its function.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from typing import Any
+from typing import Any, Callable, NoReturn, Sequence
 
+from causalkg.core.config import Config
 from causalkg.core.results import FORMATS
 
 DEFAULT_FORMAT = "text"
+
+# --- the parser: groups (nouns), commands (verbs), the options every command takes ------------
+
+Handler = Callable[[argparse.Namespace, Config], "int | None"]
+
+
+def common_options(suppress: bool, skip: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """Options every command takes, before or after the command name.
+
+    ``--set`` before the command and after it go to two lists (``overrides`` and
+    ``command_overrides``): argparse copies a subcommand's values over the main parser's, so
+    one shared list would lose those given before the command. ``main`` applies both, in the
+    order given on the command line."""
+    default = argparse.SUPPRESS if suppress else None
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("common options")
+    g.add_argument("--config", metavar="FILE", default=default,
+                   help="a TOML file over the defaults (default: ./causalkg.toml when present)")
+    g.add_argument("--set", dest="command_overrides" if suppress else "overrides", metavar="KEY=VALUE",
+                   action="append", default=default, help="override one config key, e.g. --set wikidata.timeout=30 (repeatable)")
+    if "--engine" not in skip:
+        g.add_argument("--engine", choices=["local", "ray"], default=default,
+                       help="where the heavy stages run: this machine, or a Ray cluster (run.engine; see run.ray_address)")
+    g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                   help="show tracebacks and debug logs")
+    if "--force" not in skip:
+        g.add_argument("--force", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                       help="redo work even when it is current")
+    if "--allow-shrink" not in skip:
+        g.add_argument("--allow-shrink", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                       help="let an empty result, or a corpus that lost documents to a damaged dump, replace "
+                            "a larger output (refused otherwise, the old output kept, whatever the other options)")
+    g.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                   help="no progress and no information lines: only warnings and errors on stderr")
+    return p
+
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for a mistyped command or option, the way a config key gets one."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        import difflib
+        import re
+
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        unknown = re.search(r"unrecognized arguments: (\S+)", message)
+        if choice:
+            names = re.findall(r"'([^']*)'", choice.group(2))
+            close = difflib.get_close_matches(choice.group(1), names, n=1)
+            if close:
+                message += f"; did you mean '{close[0]}'?"
+        elif unknown and unknown.group(1).startswith("-"):
+            opts = [o for a in self._actions for o in a.option_strings]
+            given = unknown.group(1).split("=")[0]
+            close = difflib.get_close_matches(given, opts, n=1)
+            if given in ("--engine", "--force", "--allow-shrink"):
+                message += f"; {given} means nothing to {self.prog}"
+            elif close:
+                message += f"; did you mean {close[0]}?"
+        super().error(message)
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help text as written (line breaks kept), options in a column at 32, lines of 100."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32, width=100)
+
+
+def add_group(subparsers: Any, name: str, help: str, description: str | None = None) -> Any:
+    """A noun (``corpus``, ``kg``, ...) whose verbs are added to the returned subparsers."""
+    p = subparsers.add_parser(name, help=help, description=description or help, formatter_class=HelpFormatter)
+    p.set_defaults(_group_parser=p)
+    return p.add_subparsers(dest=f"{name}_command", metavar="COMMAND", title="commands")
+
+
+def add_command(subparsers: Any, name: str, handler: Handler, help: str,
+                description: str | None = None, *, skip: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """A verb: its parser (add options to it) calls ``handler(args, cfg)``. ``skip``: common
+    options that mean nothing to this command (``--engine``, ``--force`` for a read-only one)."""
+    # "resolve": a command's own --force (with its own help) takes the place of the common one.
+    p = subparsers.add_parser(name, help=help, description=description or help, conflict_handler="resolve",
+                              parents=[common_options(suppress=True, skip=skip)], formatter_class=HelpFormatter)
+    p.set_defaults(_handler=handler, _command_parser=p)
+    return p
+
+
+def register_modules(group: Any, package: str, path: Sequence[str]) -> None:
+    """Load every module of ``package`` (whose ``__path__`` is ``path``) that has a
+    ``register(group)`` function, in name order, and let it add its verbs to ``group``."""
+    import pkgutil
+
+    for info in sorted(pkgutil.iter_modules(list(path)), key=lambda m: m.name):
+        module = importlib.import_module(f"{package}.{info.name}")
+        if hasattr(module, "register"):
+            module.register(group)
+
+
+# --- the options spelt the same way everywhere --------------------------------------------------
 
 
 class _DeprecatedAlias(argparse.Action):
@@ -82,5 +189,6 @@ def add_dry_run(p: argparse.ArgumentParser, help: str = "check the inputs and se
     p.add_argument("--dry-run", action="store_true", help=help)
 
 
-__all__ = ["FORMATS", "DEFAULT_FORMAT", "add_format", "add_out", "add_no_write", "add_force", "add_lenient",
+__all__ = ["Handler", "CommandParser", "HelpFormatter", "common_options", "add_group", "add_command",
+           "register_modules", "FORMATS", "DEFAULT_FORMAT", "add_format", "add_out", "add_no_write", "add_force", "add_lenient",
            "add_dry_run"]

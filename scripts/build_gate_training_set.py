@@ -16,7 +16,6 @@ Writes:
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 from pathlib import Path
@@ -24,38 +23,23 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from causalkg.core.jsonl import write_json, write_jsonl  # noqa: E402
+from causalkg.core.jsonl import write_json  # noqa: E402
 from causalkg.core.manifest import file_sha256  # noqa: E402
 from causalkg.kg import qa_data  # noqa: E402
 
 
 def read_cnc_subtask1(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8-sig", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    out = []
-    for row in rows:
-        doc, sent = row["index"].rsplit("_", 1)
-        label = row["label"].strip()
-        out.append({"id": f"cnc:{doc}:{sent}", "source": "cnc", "group": f"cnc:{doc}", "text": row["text"],
-                    "causal": label == "1", "label": label})
-    return out
+    """Every CNC subtask 1 sentence, causal when labelled "1" (``kg.qa_data.read_cnc_subtask1``)."""
+    return [{"id": r["id"], "source": "cnc", "group": r["group"], "text": r["text"], "causal": r["label"] == "1",
+             "label": r["label"]} for r in qa_data.read_cnc_subtask1(path)]
 
 
 def read_semeval_all(path: Path) -> list[dict]:
-    raw = path.read_text(encoding="utf-8-sig").replace("\r", "")
-    out = []
-    for block in (b for b in raw.split("\n\n") if b.strip()):
-        lines = block.strip().split("\n")
-        sid, quoted = lines[0].split("\t", 1)
-        label = lines[1].strip()
-        text = quoted.strip()
-        if text.startswith('"') and text.endswith('"'):
-            text = text[1:-1]
-        for tag in ("<e1>", "</e1>", "<e2>", "</e2>"):
-            text = text.replace(tag, "")
-        out.append({"id": f"semeval:{sid}", "source": "semeval", "group": f"semeval:{sid}", "text": text,
-                    "causal": label.startswith("Cause-Effect"), "label": label})
-    return out
+    """Every SemEval-2010 Task 8 sentence, causal when its relation is Cause-Effect either way
+    (``kg.qa_data.read_semeval_sentences``)."""
+    return [{"id": f"semeval:{r['sid']}", "source": "semeval", "group": f"semeval:{r['sid']}", "text": r["text"],
+             "causal": r["label"].startswith("Cause-Effect"), "label": r["label"]}
+            for r in qa_data.read_semeval_sentences(path)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,9 +55,6 @@ def main(argv: list[str] | None = None) -> int:
     records = read_cnc_subtask1(s1) + read_semeval_all(se)
     records.sort(key=lambda r: r["id"])
     train, val, test = qa_data.split_three(records, args.val_fraction)
-    out = Path(args.out)
-    for name, recs in (("train", train), ("val", val), ("test", test)):
-        write_jsonl(out / f"{name}.jsonl", recs)
 
     def counts(recs):
         return {
@@ -88,10 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         "val_fraction": args.val_fraction,
         "test_share_of_val": 0.5,
         "inputs": {p.name: file_sha256(p) for p in (s1, se)},
-        **{name: {**counts(recs), "sha256": file_sha256(out / f"{name}.jsonl")}
-           for name, recs in (("train", train), ("val", val), ("test", test))},
+        **qa_data.write_splits(args.out, {"train": train, "val": val, "test": test}, counts),
     }
-    write_json(out / "stats.json", stats)
+    write_json(Path(args.out) / "stats.json", stats)
     print(json.dumps(stats, indent=2))
     return 0
 

@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from causalkg.core.jsonl import write_json, write_jsonl  # noqa: E402
+from causalkg.core.jsonl import write_json  # noqa: E402
 from causalkg.core.manifest import file_sha256  # noqa: E402
 from causalkg.kg import cues, qa_data  # noqa: E402
 
@@ -44,9 +44,16 @@ def main(argv: list[str] | None = None) -> int:
     records.sort(key=lambda r: r["id"])
     train, val, test = qa_data.split_three(records, args.val_fraction)
     out = Path(args.out)
-    write_jsonl(out / "train.jsonl", train)
-    write_jsonl(out / "val.jsonl", val)
-    write_jsonl(out / "test.jsonl", test)
+
+    def counts(recs):
+        return {
+            "sentences": len(recs),
+            "causal": sum(r["causal"] for r in recs),
+            "relations": sum(len(r["relations"]) for r in recs),
+            "by_source": {s: sum(r["source"] == s for r in recs) for s in ("cnc", "semeval")},
+        }
+
+    splits = qa_data.write_splits(out, {"train": train, "val": val, "test": test}, counts)
 
     import spacy
 
@@ -62,20 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     cues.write_derived(args.cues, rows, header)
 
-    def counts(recs):
-        return {
-            "sentences": len(recs),
-            "causal": sum(r["causal"] for r in recs),
-            "relations": sum(len(r["relations"]) for r in recs),
-            "by_source": {s: sum(r["source"] == s for r in recs) for s in ("cnc", "semeval")},
-        }
-
     stats = {
         "val_fraction": args.val_fraction,
         "inputs": {p.name: file_sha256(p) for p in (s1, s2, se)},
-        "train": {**counts(train), "sha256": file_sha256(out / "train.jsonl")},
-        "val": {**counts(val), "sha256": file_sha256(out / "val.jsonl")},
-        "test": {**counts(test), "sha256": file_sha256(out / "test.jsonl")},
+        **splits,
         "cues_cnc": {"phrases": len(qa_data_rows), "sha256": file_sha256(args.cues)},
     }
     write_json(out / "stats.json", stats)

@@ -20,7 +20,6 @@ Writes:
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import json
 import re
@@ -32,7 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from causalkg.core.jsonl import write_json, write_jsonl  # noqa: E402
+from causalkg.core.jsonl import write_json  # noqa: E402
 from causalkg.core.manifest import file_sha256  # noqa: E402
 from causalkg.kg import qa_data  # noqa: E402
 
@@ -91,17 +90,10 @@ def pseudo_pair(text: str, key: str) -> tuple[dict, dict, str] | None:
 
 
 def read_semeval_every_relation(path: Path) -> list[dict]:
-    """Every SemEval-2010 Task 8 training sentence with its two nominals and relation label."""
-    raw = path.read_text(encoding="utf-8-sig").replace("\r", "")
-    out = []
-    for block in (b for b in raw.split("\n\n") if b.strip()):
-        lines = block.strip().split("\n")
-        sid, quoted = lines[0].split("\t", 1)
-        label = lines[1].strip()
-        text, spans = qa_data.untag_semeval(quoted)
-        out.append({"sid": sid, "text": text, "label": label,
-                    "e1": _span(text, *spans["e1"]), "e2": _span(text, *spans["e2"])})
-    return out
+    """Every SemEval-2010 Task 8 training sentence with its two nominals (as marked, untrimmed)
+    and relation label (``kg.qa_data.read_semeval_sentences``)."""
+    return [{"sid": r["sid"], "text": r["text"], "label": r["label"], "e1": _span(r["text"], *r["spans"]["e1"]),
+             "e2": _span(r["text"], *r["spans"]["e2"])} for r in qa_data.read_semeval_sentences(path)]
 
 
 def examples(src: Path) -> list[dict]:
@@ -154,8 +146,7 @@ def main(argv: list[str] | None = None) -> int:
               src / "semeval2010-task8" / "TRAIN_FILE.TXT"]
     train, val, test = qa_data.split_three(examples(src), args.val_fraction)
     out = Path(args.out)
-    for name, recs in (("train", train), ("val", val), ("test", test)):
-        write_jsonl(out / f"{name}.jsonl", recs)
+    out.mkdir(parents=True, exist_ok=True)
     for lic in ("LICENSE-CNC-CC0.txt", "LICENSE-SemEval2010-Task8.txt"):
         shutil.copyfile(REPO / "snapshots" / "qa-training" / lic, out / lic)
 
@@ -170,8 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         "val_fraction": args.val_fraction,
         "test_share_of_val": 0.5,
         "inputs": {p.name: file_sha256(p) for p in inputs},
-        **{name: {**counts(recs), "sha256": file_sha256(out / f"{name}.jsonl")}
-           for name, recs in (("train", train), ("val", val), ("test", test))},
+        **qa_data.write_splits(out, {"train": train, "val": val, "test": test}, counts),
     }
     write_json(out / "stats.json", stats)
     print(json.dumps({k: (v if not isinstance(v, dict) or "by_label" not in v else

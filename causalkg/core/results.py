@@ -1,14 +1,15 @@
 """The one shape every command's result has: ``to_table(fmt)`` in ``text``, ``md``, ``csv`` or
 ``json``, ``str(result)`` (the text), ``to_dict()`` (JSON-ready data).
 
-Each command defines its result class beside its function (``kg/cli/graph.py`` holds
-``assemble``, ``Assembly`` and the ``kg assemble`` parser); the class subclasses ``Result``
+Each command defines its result class beside its function (``kg/cli/extract.py`` holds
+``extract``, ``Extraction`` and the ``kg extract`` parser), unless the stage's step returns a
+``Result`` itself (``kg.assembly.Assembly``); the class subclasses ``Result``
 and says how its rows or lines look. A result that is only a table of rows is a
 ``TableResult`` (rows and columns, nothing else to write). The CLI prints exactly
 ``to_table(--format)``, so a Python user and a shell user see the same thing.
 
 The library object a command's worker returned stays available as ``result.detail`` (an
-``AssembleResult``, a ``RecallReport``, ...); attributes a result class does not define are
+``ExtractResult``, a ``RecallReport``, ...); attributes a result class does not define are
 looked up there, so ``ck.recall(...).rows()`` works as it does on the report.
 
 Where it sits: in the core, beside the table renderer it uses (``core.tables``); it imports no

@@ -16,10 +16,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from causalkg.cli import add_command, add_group
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
 from causalkg.core.results import Result, lines_block
-from causalkg.options import add_dry_run, add_force, add_format, add_lenient
+from causalkg.options import add_command, add_dry_run, add_force, add_format, add_group, add_lenient
 
 BUILD_HELP = """\
 Build the corpus. The Wikidata part writes <paths.data>/wikidata/: event_classes.jsonl,
@@ -164,5 +163,5 @@ def _build(args: argparse.Namespace, cfg: Config) -> None:
                        lenient=args.lenient, cfg=cfg).to_table(args.format))
 
 
-# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
 __all__ = ["build_corpus", "CorpusBuild"]

@@ -50,6 +50,7 @@ from causalkg.core.progress import progress
 from causalkg.core.shards import Shards
 from causalkg.core.layout import NESTED_FILE, PAIRS_FILE, default_paths, kg_dir
 from causalkg.kg.aggregate import LIFT_MODES, AggregateCounts, aggregate_on_disk, apply_confidence
+from causalkg.kg.assembly import Assembly
 from causalkg.kg.inputs import DocInfo, load_concepts, load_documents
 from causalkg.kg.kgfiles import OUTPUT_NAMES, Hook, write_outputs
 from causalkg.kg.mentions import STRUCTURED_PAGES, LinkCounts, link_shard, link_structured
@@ -67,19 +68,6 @@ OUTPUT_VERSION = "2"
 
 
 # --- the step --------------------------------------------------------------------------------
-
-
-@dataclass
-class AssembleResult:
-    """What ``assemble`` did: ``skipped`` when outputs were current; counts; the output folder."""
-
-    out: Path
-    skipped: bool
-    counts: dict[str, Any]
-    outputs: dict[str, Any]
-    notes: list[str] = field(default_factory=list)
-    top: list[KGEdge] = field(default_factory=list)
-    plan: dict[str, Any] | None = None  # set by a dry run
 
 
 @dataclass(frozen=True)
@@ -109,7 +97,7 @@ def assemble(
     linker: Any = None,
     hook: Hook | None = None,
     dry_run: bool = False,
-) -> AssembleResult:
+) -> Assembly:
     """Build the causal KG in ``out`` (default ``<paths.data>/kg``).
 
     Inputs: ``extractions`` (default ``extract.output``, ``data/kg/extractions.jsonl``), linked here with
@@ -123,7 +111,7 @@ def assemble(
     (``"output"``). ``dry_run`` checks the inputs and
     settings and returns the plan (``result.plan``) without linking or writing anything.
 
-    Returns an AssembleResult. Raises SourceError when an input is missing (with the command
+    Returns an Assembly. Raises SourceError when an input is missing (with the command
     that makes it), SchemaError on a bad line, ConfigError on bad settings.
     """
     t0 = time.perf_counter()
@@ -136,13 +124,13 @@ def assemble(
         current = _outputs_current(view, manifest, full_fp)
     if dry_run:
         plan = _plan(cfg, inp, opts, link_fp, linker, up_to_date=current and not force, force=force)
-        return AssembleResult(inp.out_dir, True, {}, {}, plan=plan)
+        return Assembly(inp.out_dir, True, {}, {}, plan=plan)
     if not force and current:
         # debug, not info: the CLI prints the outcome itself (one line per fact).
         log.debug("the KG in %s is up to date (inputs and settings unchanged); use --force to rebuild", inp.out_dir)
         # nothing to write, but what killed runs left (an unpublished generation, scratch) goes
         generations.sweep(inp.out_dir, int(cfg["kg"].get("keep_generations", 2)), scratch=(".aggregate-",))
-        return AssembleResult(inp.out_dir, True, dict(manifest.get("counts", {})), dict(manifest.get("outputs", {})))
+        return Assembly(inp.out_dir, True, dict(manifest.get("counts", {})), dict(manifest.get("outputs", {})))
     with generations.writer_lock(inp.out_dir, "kg assemble"):
         return _assemble_locked(cfg, opts, inp, link_fp, full_fp, linker=linker, lenient=lenient, hook=hook, t0=t0,
                                 force=force)
@@ -312,7 +300,7 @@ def _outputs_current(out: Path, manifest: dict | None, fp: str) -> bool:
 
 
 def _assemble_locked(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: str, full_fp: str, *,
-                     linker: Any, lenient: bool, hook: Hook | None, t0: float, force: bool = False) -> AssembleResult:
+                     linker: Any, lenient: bool, hook: Hook | None, t0: float, force: bool = False) -> Assembly:
     """Link (or read) the mentions, aggregate them into edges, write a new generation of the KG
     files and its manifest, and publish it."""
     concept_table = load_concepts(inp.concepts, lenient=lenient)
@@ -367,7 +355,7 @@ def _assemble_locked(cfg: Config, opts: dict[str, Any], inp: _Inputs, link_fp: s
         raise
     faults.point("assemble.before-publish")
     generations.publish(gen, OUTPUT_NAMES, keep=int(cfg["kg"].get("keep_generations", 2)))
-    return AssembleResult(inp.out_dir, False, all_counts, outputs, notes, top)
+    return Assembly(inp.out_dir, False, all_counts, outputs, notes, top)
 
 
 @contextlib.contextmanager

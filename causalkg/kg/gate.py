@@ -600,15 +600,5 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     return GateTrainResult(out, seconds=seconds, validation=validation, manifest=manifest)
 
 
-def describe_training(result: GateTrainResult) -> str:
-    if result.skipped:
-        return f"nothing to do: {result.reason}"
-    v = result.validation
-    at = v["at_threshold"]
-    return (f"trained the sentence gate in {result.seconds:.0f} s; saved to {result.output}\n"
-            f"validation ({v['sentences']} sentences, {v['causal']} causal): threshold {v['threshold']:.4f} keeps "
-            f"{100 * at['recall']:.1f}% of causal sentences and {100 * at['kept']:.1f}% of all (mix {v['mix']}, C {v['c']}, {v['words']} word n-grams)")
-
-
-__all__ = ["SentenceGate", "train_gate", "load_first_pass", "first_pass_threshold", "first_pass_block", "gate_plan", "gate_is_current", "describe_training", "curve",
+__all__ = ["SentenceGate", "train_gate", "load_first_pass", "first_pass_threshold", "first_pass_block", "gate_plan", "gate_is_current", "curve",
            "threshold_for_recall", "fit_sparse_logistic", "features", "cue_hits", "WordFeatures"]

@@ -28,9 +28,11 @@ import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from causalkg.core.errors import SchemaError
+from causalkg.core.jsonl import write_jsonl
+from causalkg.core.manifest import file_sha256
 
 # Tags of the Causal News Corpus; SIG1.. are extra signals of the same relation.
 _CNC_TAG = re.compile(r"<(/?)(ARG0|ARG1|SIG\d+)>")
@@ -92,6 +94,17 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+def read_cnc_subtask1(path: str | Path) -> list[dict[str, Any]]:
+    """Every sentence of CNC subtask 1 train, in file order: ``{"id", "source", "group", "text",
+    "label"}`` with ``label`` as written ("1" causal, "0" not); ``group`` is the news document id."""
+    out = []
+    for row in _read_csv(Path(path)):
+        doc, sent = row["index"].rsplit("_", 1)
+        out.append({"id": f"cnc:{doc}:{sent}", "source": "cnc", "group": f"cnc:{doc}", "text": row["text"],
+                    "label": row["label"].strip()})
+    return out
+
+
 def read_cnc(subtask1: str | Path, subtask2: str | Path) -> list[dict[str, Any]]:
     """Gold sentences from CNC train: causal ones from subtask 2 (all their relations),
     non-causal ones from subtask 1 (label 0). ``group`` is the news document id."""
@@ -109,12 +122,10 @@ def read_cnc(subtask1: str | Path, subtask2: str | Path) -> list[dict[str, Any]]
         })
         rec["relations"].append({"cause": spans["ARG0"], "effect": spans["ARG1"], "signal": spans.get("SIG0")})
     records = list(by_sentence.values())
-    for row in _read_csv(Path(subtask1)):
-        if row["label"].strip() != "0":
-            continue
-        doc, sent = row["index"].rsplit("_", 1)
-        records.append({"id": f"cnc:{doc}:{sent}", "source": "cnc", "group": f"cnc:{doc}",
-                        "text": row["text"], "causal": False, "relations": []})
+    for row in read_cnc_subtask1(subtask1):
+        if row["label"] == "0":
+            records.append({"id": row["id"], "source": "cnc", "group": row["group"], "text": row["text"],
+                            "causal": False, "relations": []})
     return records
 
 
@@ -138,18 +149,26 @@ def untag_semeval(quoted: str) -> tuple[str, dict[str, tuple[int, int]]]:
     return "".join(text_parts), spans
 
 
-def read_semeval(train_file: str | Path) -> list[dict[str, Any]]:
-    """Gold sentences from SemEval-2010 Task 8 train: Cause-Effect sentences (one relation
-    between the marked nominals, in the labelled direction) and ``Other`` sentences."""
+def read_semeval_sentences(train_file: str | Path) -> Iterator[dict[str, Any]]:
+    """Every sentence of SemEval-2010 Task 8's training file, in file order: ``{"sid", "label",
+    "text", "spans"}``, the text without its tags and ``spans`` the character span (start, end)
+    of each nominal in it (``"e1"``, ``"e2"``; ``untag_semeval``)."""
     raw = Path(train_file).read_text(encoding="utf-8-sig").replace("\r", "")
-    records = []
     for block in (b for b in raw.split("\n\n") if b.strip()):
         lines = block.strip().split("\n")
         sid, quoted = lines[0].split("\t", 1)
-        label = lines[1].strip()
+        text, spans = untag_semeval(quoted)
+        yield {"sid": sid, "label": lines[1].strip(), "text": text, "spans": spans}
+
+
+def read_semeval(train_file: str | Path) -> list[dict[str, Any]]:
+    """Gold sentences from SemEval-2010 Task 8 train: Cause-Effect sentences (one relation
+    between the marked nominals, in the labelled direction) and ``Other`` sentences."""
+    records = []
+    for sentence in read_semeval_sentences(train_file):
+        sid, label, text, spans = sentence["sid"], sentence["label"], sentence["text"], sentence["spans"]
         if label not in ("Cause-Effect(e1,e2)", "Cause-Effect(e2,e1)", "Other"):
             continue
-        text, spans = untag_semeval(quoted)
         e1, e2 = (span(text, *spans["e1"]), span(text, *spans["e2"]))
         rec = {"id": f"semeval:{sid}", "source": "semeval", "group": f"semeval:{sid}", "text": text,
                "causal": label != "Other", "relations": [], "entities": [e1, e2]}
@@ -193,6 +212,19 @@ def split_three(records: Iterable[Mapping[str, Any]], fraction: float,
         else:
             val.append(dict(rec))
     return train, val, test
+
+
+def write_splits(out: str | Path, splits: Mapping[str, Sequence[Mapping[str, Any]]],
+                 counts: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Write each split of a training snapshot to ``out/NAME.jsonl``; returns, by split name,
+    ``counts(records)`` followed by the written file's ``sha256`` (the snapshot's ``stats.json``
+    entries; ``scripts/build_*_training_set.py``)."""
+    out = Path(out)
+    stats = {}
+    for name, records in splits.items():
+        write_jsonl(out / f"{name}.jsonl", records)
+        stats[name] = {**counts(records), "sha256": file_sha256(out / f"{name}.jsonl")}
+    return stats
 
 
 # --- questions --------------------------------------------------------------------------------

@@ -317,16 +317,6 @@ def train_verifier(cfg: Config, *, output: str | os.PathLike | None = None, data
     return VerifierTrainResult(out, seconds=seconds, validation=validation, manifest=manifest)
 
 
-def describe_training(result: VerifierTrainResult) -> str:
-    if result.skipped:
-        return f"nothing to do: {result.reason}"
-    at = result.validation["at_threshold"]
-    per = ", ".join(f"{n} F1 {at['per_class'][n]['f1']:.3f}" for n in LABELS)
-    return (f"trained the pair verifier in {result.seconds:.0f} s; saved to {result.output}\n"
-            f"validation ({at['pairs']} pairs): threshold {result.validation['threshold']:.2f}, accuracy "
-            f"{at['accuracy']:.3f}, macro F1 {at['macro_f1']:.3f} ({per})")
-
-
 # --- the model --------------------------------------------------------------------------------
 
 
@@ -393,7 +383,7 @@ class PairVerifier:
                 "encoder_backend": getattr(self.encoder, "backend", "torch")}
 
 
-__all__ = ["PairVerifier", "train_verifier", "verifier_plan", "verifier_is_current", "describe_training",
+__all__ = ["PairVerifier", "train_verifier", "verifier_plan", "verifier_is_current",
            "mark_pair", "mark_pair_at", "decide", "evaluate", "tune_threshold", "both_ways", "pair_probabilities",
            "LABELS",
            "VerifierTrainResult"]

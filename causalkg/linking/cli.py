@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
-from causalkg.cli import add_command, add_group
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
 from causalkg.core.results import Result, lines_block, table
-from causalkg.options import add_force, add_format, add_lenient
+from causalkg.options import add_command, add_force, add_format, add_group, add_lenient
 
 
 @dataclass
@@ -169,5 +168,5 @@ def _query(args: argparse.Namespace, cfg: Config) -> None:
                cfg=cfg).to_table(args.format))
 
 
-# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
 __all__ = ["build_index", "link", "IndexBuild", "Links"]

@@ -18,7 +18,7 @@ import os
 import socket
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from causalkg.core.config import Config
@@ -48,6 +48,7 @@ class ServePlan:
     read_only: bool
     token: bool
     allowed_hosts: list[str] | None
+    app: Any = field(default=None, repr=False, compare=False)  # the ASGI application ``serve`` built
 
     def describe(self) -> str:
         mode = ("read-only: no token is set, so judgements are refused" if self.read_only
@@ -109,12 +110,13 @@ def serve(cfg: Config, *, host: str | None = None, port: int | None = None, allo
           token: str | None = None, kg: str | None = None, judgements: str | None = None,
           dry_run: bool = False) -> ServePlan:
     """Serve the KG of ``cfg`` in a browser until interrupted (see the module docstring).
-    ``dry_run``: check the options and the KG, return the plan, serve nothing."""
+    ``dry_run``: check the options and the KG, return the plan (with the application built,
+    ``plan.app``), serve nothing."""
     plan, token = plan_serve(cfg, host=host, port=port, allow_remote=allow_remote, token=token)
     from causalkg.web.app import create_app
 
-    app = create_app(cfg, kg=kg, judgements=judgements, read_only=plan.read_only, token=token,
-                     allowed_hosts=plan.allowed_hosts)
+    app = plan.app = create_app(cfg, kg=kg, judgements=judgements, read_only=plan.read_only, token=token,
+                                allowed_hosts=plan.allowed_hosts)
     if dry_run:
         return plan
     import uvicorn

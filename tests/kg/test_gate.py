@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from causalkg.core.config import load_config
+import causalkg as ck
+
+from causalkg.core.config import load_config, to_toml
 from causalkg.core.errors import ConfigError, ModelError
 from causalkg.kg.extract import extract, make_gate, make_segmenter, prepare
 from causalkg.kg.gate import SentenceGate, curve, threshold_for_recall, train_gate
@@ -33,7 +35,8 @@ def _slice(path: Path, n_pos: int, n_neg: int) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def gate_dir(tmp_path_factory):
+def gate_training(tmp_path_factory):
+    """(folder, cfg, result) of a gate trained through the Python API (``ck.train_gate``)."""
     root = tmp_path_factory.mktemp("gate")
     data = root / "data"
     data.mkdir()
@@ -45,9 +48,14 @@ def gate_dir(tmp_path_factory):
                                                    "extract.gate_train_c": [10.0, 100.0],
                                                    # a few fine-tuning steps of the real MiniLM
                                                    "extract.gate_train_steps": 6, "extract.gate_train_batch_size": 16})
-    res = train_gate(cfg, output=root / "causal-gate")
+    res = ck.train_gate(output=root / "causal-gate", cfg=cfg)
     assert not res.skipped
-    return root / "causal-gate", cfg
+    return root / "causal-gate", cfg, res
+
+
+@pytest.fixture(scope="module")
+def gate_dir(gate_training):
+    return gate_training[:2]
 
 
 def test_threshold_keeps_the_target_share_of_positives():
@@ -303,3 +311,21 @@ def test_extract_with_the_first_pass_reads_what_the_gate_passes(gate_dir, tmp_pa
     assert on.counts["candidates"] <= off.counts["candidates"]
     with pytest.raises(ConfigError, match="gate_first_pass_keep"):
         load_config(search_cwd=False, overrides={"extract.gate_first_pass_keep": 0.0})
+
+
+def test_ck_train_gate_returns_a_result_that_renders_itself(gate_training, cli, in_tmp):
+    folder, cfg, res = gate_training
+    v = res.validation
+    assert type(res) is ck.GateTraining and res.output == folder and res.detail.manifest["stage"] == "kg.train-gate"
+    assert str(res).splitlines() == [
+        f"trained the sentence gate in {res.seconds:.0f} s; saved to {folder}",
+        f"validation ({v['sentences']} sentences, {v['causal']} causal): threshold {v['threshold']:.4f} keeps "
+        f"{100 * v['at_threshold']['recall']:.1f}% of causal sentences and {100 * v['at_threshold']['kept']:.1f}% of all "
+        f"(mix {v['mix']}, C {v['c']}, {v['words']} word n-grams)"]
+    assert v["sentences"] == 40 and json.loads(res.to_table("json"))["validation"]["threshold"] == v["threshold"]
+    again = ck.train_gate(output=folder, if_missing=True, cfg=cfg)
+    assert again.skipped and again.to_table("csv").splitlines() == ["line", f"nothing to do: {again.reason}"]
+    # the command prints the same result
+    (in_tmp / "gate.toml").write_text(to_toml(cfg.to_dict()), encoding="utf-8")  # the fixture's settings
+    r = cli("kg", "train-gate", "--config", in_tmp / "gate.toml", "--output", folder, "--if-missing")
+    assert r.code == 0 and r.out == str(again) + "\n"

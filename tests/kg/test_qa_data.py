@@ -59,6 +59,24 @@ def test_read_semeval_real_blocks():
     assert all(r["relations"] == [] for r in recs if not r["causal"])
 
 
+def test_the_raw_readers_give_every_sentence_that_the_gold_readers_filter():
+    """One reader a file for every training set built from it (QA, gate, verifier)."""
+    every = list(qa_data.read_semeval_sentences(FIX / "semeval_train_sample.txt"))
+    assert len(every) == 7 and "Component-Whole(e2,e1)" in {r["label"] for r in every}
+    gold = {r["id"]: r for r in qa_data.read_semeval(FIX / "semeval_train_sample.txt")}
+    for r in every:
+        for e in ("e1", "e2"):
+            start, end = r["spans"][e]
+            assert r["text"][start:end].strip() and "<e" not in r["text"]
+        if f"semeval:{r['sid']}" in gold:
+            assert gold[f"semeval:{r['sid']}"]["text"] == r["text"]
+    s1 = qa_data.read_cnc_subtask1(FIX / "cnc_train_subtask1_sample.csv")
+    assert {r["label"] for r in s1} == {"0", "1"} and all(r["group"] == r["id"].rsplit(":", 1)[0] for r in s1)
+    non_causal = [r for r in qa_data.read_cnc(FIX / "cnc_train_subtask1_sample.csv",
+                                              FIX / "cnc_train_subtask2_sample.csv") if not r["causal"]]
+    assert [r["id"] for r in non_causal] == [r["id"] for r in s1 if r["label"] == "0"]
+
+
 def test_split_is_deterministic_and_by_group():
     recs = [{"group": f"g{i % 50}", "id": str(i)} for i in range(500)]
     tr1, va1 = qa_data.split_records(recs, 0.2)
@@ -129,3 +147,17 @@ def test_reversed_questions_skip_chains():
     assert "What did floods cause?" not in rev and "What caused floods?" not in rev
     answered = {(e.question, e.answer_text) for e in ex if e.answer_start is not None}
     assert ("What did floods cause?", "evacuations") in answered
+
+
+def test_write_splits_writes_each_split_and_returns_its_counts_and_checksum(tmp_path):
+    import hashlib
+
+    recs = qa_data.read_semeval(FIX / "semeval_train_sample.txt")
+    stats = qa_data.write_splits(tmp_path / "snap", {"train": recs[:4], "val": recs[4:]},
+                                 lambda rs: {"sentences": len(rs), "causal": sum(r["causal"] for r in rs)})
+    assert list(stats) == ["train", "val"] and list(stats["train"]) == ["sentences", "causal", "sha256"]
+    assert stats["train"]["sentences"] == 4 and stats["val"]["sentences"] == 2
+    for name, part in (("train", recs[:4]), ("val", recs[4:])):
+        data = (tmp_path / "snap" / f"{name}.jsonl").read_bytes()
+        assert [json.loads(line) for line in data.splitlines()] == part
+        assert stats[name]["sha256"] == hashlib.sha256(data).hexdigest()

@@ -9,6 +9,8 @@ import json
 import numpy as np
 import pytest
 
+import causalkg as ck
+
 from causalkg.core.config import load_config
 from causalkg.core.contracts import Extraction
 from causalkg.core.errors import ModelError
@@ -118,7 +120,7 @@ def tiny_tagger(tmp_path_factory, gold):
         "extract.tagger_train_data": str(data), "extract.tagger_train_steps": 4, "extract.tagger_train_batch_size": 4,
         "extract.tagger_train_eval_every": 2, "extract.tagger_train_frozen_layers": 0, "extract.device": "cpu",
         "extract.tagger_train_learning_rate": 0.001})
-    res = train_tagger(cfg, output=root / "causal-tagger", base_model=str(base))
+    res = ck.train_tagger(output=root / "causal-tagger", base_model=str(base), cfg=cfg)  # the Python API
     return root / "causal-tagger", cfg, res, base
 
 
@@ -185,3 +187,16 @@ def test_gold_tags_decode_back_to_the_gold_pairs(gold):
         m.add(found, [(g["cause"]["text"], g["effect"]["text"]) for g in rec["relations"]])
     d = m.as_dict()
     assert d["gold"] == 12 and d["strict_f1"] == 1.0
+
+
+def test_ck_train_tagger_returns_a_result_that_renders_itself(tiny_tagger):
+    folder, cfg, res, base = tiny_tagger
+    v, p = res.validation, res.validation["pair"]
+    assert type(res) is ck.TaggerTraining and res.output == folder and res.steps == 4
+    assert str(res).splitlines() == [
+        f"trained 4 steps in {res.seconds:.0f} s; saved to {folder}",
+        f"validation (4 sentences, 4 relations): pair P {p['precision']:.3f} R {p['recall']:.3f} F1 {p['f1']:.3f} "
+        f"(checkpoint of step {v['selected_step']})"]
+    assert res.to_table("md") == str(res) and json.loads(res.to_table("json"))["steps"] == 4
+    again = ck.train_tagger(output=folder, base_model=str(base), if_missing=True, cfg=cfg)
+    assert again.skipped and str(again) == f"nothing to do: {again.reason}"

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import causalkg as ck
+
 from causalkg.core.config import load_config
 from causalkg.core.contracts import Candidate, Extraction, KGEdge
 from causalkg.core.errors import ConfigError, ModelError, SchemaError
@@ -89,7 +91,7 @@ def trained(tmp_path_factory):
         "kg.verifier.train_data": str(data), "kg.verifier.encoder": str(base), "kg.verifier.device": "cpu",
         "kg.verifier.train_steps": 4, "kg.verifier.train_batch_size": 8, "paths.cache": str(root / "cache"),
         "kg.verifier.model": str(root / "causal-verifier")})
-    res = train_verifier(cfg)
+    res = ck.train_verifier(cfg=cfg)  # the Python API: the worker, and its result
     assert not res.skipped
     return root / "causal-verifier", cfg, res
 
@@ -321,3 +323,17 @@ def test_train_verifier_cli_trains_skips_and_reports_bad_data(cli, in_tmp, train
     r = cli("kg", "train-verifier", "--data", in_tmp / "nowhere", *sets)
     assert r.code != 0 and "error: verifier training data not found" in r.err and "kg.verifier.train_data" in r.err
     assert "Traceback" not in r.err
+
+
+def test_ck_train_verifier_returns_a_result_that_renders_itself(trained):
+    folder, cfg, res = trained
+    at = res.validation["at_threshold"]
+    assert type(res) is ck.VerifierTraining and res.output == folder
+    assert str(res).splitlines() == [
+        f"trained the pair verifier in {res.seconds:.0f} s; saved to {folder}",
+        f"validation (18 pairs): threshold {res.validation['threshold']:.2f}, accuracy {at['accuracy']:.3f}, macro F1 "
+        f"{at['macro_f1']:.3f} (causal F1 {at['per_class']['causal']['f1']:.3f}, reversed F1 "
+        f"{at['per_class']['reversed']['f1']:.3f}, not_causal F1 {at['per_class']['not_causal']['f1']:.3f})"]
+    assert json.loads(res.to_table("json"))["validation"]["threshold"] == res.validation["threshold"]
+    again = ck.train_verifier(if_missing=True, cfg=cfg)
+    assert again.skipped and str(again) == f"nothing to do: {again.reason}" and "current" in again.reason

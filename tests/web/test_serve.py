@@ -97,3 +97,22 @@ def test_the_server_says_how_to_stop_it_and_logs_each_request_unless_quiet(kg_pr
     with ServeProcess(root / "data", "--quiet", "--judgements", str(tmp_path / "j.jsonl")) as srv:
         assert _get(srv.url + "/concept/Q7944")[0] == 200  # the address is still given
     assert "GET /" not in "".join(srv.lines)
+
+
+def test_ck_serve_dry_run_returns_the_plan_and_the_application(kg_project, tmp_path):
+    """``ck.serve(dry_run=True)`` checks the options and builds the app without serving it."""
+    from starlette.testclient import TestClient
+
+    import causalkg as ck
+
+    _, cfg = kg_project
+    r = ck.serve(port=0, judgements=tmp_path / "j.jsonl", dry_run=True, cfg=cfg)
+    assert type(r) is ck.Serving and (r.host, r.port, r.read_only, r.token) == ("127.0.0.1", 0, False, False)
+    assert str(r) == "serving the KG on http://127.0.0.1:0/ (judgements accepted)"
+    assert json.loads(r.to_table("json"))["allowed_hosts"][:2] == ["127.0.0.1", "localhost"]
+    with TestClient(r.app, base_url="http://127.0.0.1") as client:
+        assert client.get("/").status_code == 200
+    remote = ck.serve(host="0.0.0.0", allow_remote=True, dry_run=True, cfg=cfg)
+    assert remote.read_only and "read-only" in str(remote)
+    with pytest.raises(ConfigError, match="not a loopback address"):
+        ck.serve(host="0.0.0.0", dry_run=True, cfg=cfg)

@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from causalkg.cli import add_command
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
 from causalkg.core.errors import ConfigError, SourceError
 from causalkg.core.results import Result, lines_block, plain
-from causalkg.options import add_format, add_lenient, add_out
+from causalkg.options import add_command, add_format, add_lenient, add_out
 
 log = logging.getLogger("evaluation")
 
@@ -347,5 +346,5 @@ def _log(notes: list[str], written: dict[str, str]) -> None:
         log.info("wrote %s", ", ".join(v for v in written.values() if v))
 
 
-# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
 __all__ = ["recall", "precision", "human_precision", "report", "Recall", "Precision", "HumanPrecisionResult", "Report"]

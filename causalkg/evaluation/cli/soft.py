@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
-from causalkg.cli import add_command
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
 from causalkg.core.results import Result, TableResult, lines_block, path_or_none
-from causalkg.options import add_force, add_format, add_lenient, add_no_write, add_out
+from causalkg.options import add_command, add_force, add_format, add_lenient, add_no_write, add_out
 
 _GRAPH_FORMATS = ("Graph files: the documented graph JSONL, the tuple form {id, text, edges: [{src, tgt, direction}]},\n"
                   "or a Label Studio JSON export (.json). See docs/graph-measures.md.")
@@ -388,5 +387,5 @@ def _setup_wordnet_cli(args: argparse.Namespace, cfg: Config) -> None:
     print(setup_wordnet(source=args.source, target=args.target, force=args.force, cfg=cfg).to_table(args.format))
 
 
-# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
 __all__ = ["soft", "elo", "meta", "align", "agreement", "setup_wordnet", "SoftScores", "EloRatings", "MetaEvaluation", "Alignment", "Agreement", "WordNetInstall"]

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
-from causalkg.cli import add_command
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
 from causalkg.core.errors import SourceError
 from causalkg.core.results import Result, check_format, dumps, path_or_none, table
-from causalkg.options import add_dry_run, add_format, add_lenient, add_out
+from causalkg.options import add_command, add_dry_run, add_format, add_lenient, add_out
 
 log = logging.getLogger("evaluation")
 
@@ -226,5 +225,5 @@ def _consistency_cli(args: argparse.Namespace, cfg: Config) -> None:
         log.info("wrote %s", r.out)
 
 
-# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
 __all__ = ["sqc", "consistency", "SQCScore", "Consistency"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from causalkg.cli import add_group, register_modules
+from causalkg.options import add_group, register_modules
 
 
 def register(subparsers: Any) -> None:

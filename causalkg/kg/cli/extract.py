@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from causalkg.cli import add_command
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
 from causalkg.core.results import Result, dumps, lines_block
-from causalkg.options import add_dry_run, add_force, add_format, add_lenient, add_out
+from causalkg.options import add_command, add_dry_run, add_force, add_format, add_lenient, add_out
 
 
 @dataclass
@@ -178,5 +177,5 @@ def _train_qa_cli(args: argparse.Namespace, cfg: Config) -> None:
                    if_missing=args.if_missing, device=args.device, dry_run=args.dry_run, cfg=cfg).to_table(args.format))
 
 
-# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
 __all__ = ["extract", "train_qa", "Extraction", "Training"]

@@ -1,20 +1,144 @@
-"""``causalkg kg train-gate``, ``causalkg kg train-tagger`` and ``causalkg kg train-verifier``: thin
-wrappers over ``kg.gate.train_gate``, ``kg.tagger.train_tagger`` and ``kg.verifier.train_verifier``
-(same names, same arguments)."""
+"""The trainers of the extraction's learned parts, each one function of the Python API with its
+result class and its parser, in this module (``import causalkg as ck`` re-exports the functions
+and classes).
+
+- ``train_gate`` / ``GateTraining`` / ``causalkg kg train-gate`` (the work: ``kg.gate.train_gate``)
+- ``train_tagger`` / ``TaggerTraining`` / ``causalkg kg train-tagger`` (the work: ``kg.tagger.train_tagger``)
+- ``train_verifier`` / ``VerifierTraining`` / ``causalkg kg train-verifier`` (the work:
+  ``kg.verifier.train_verifier``)
+
+Each command prints the result's ``to_table(--format)``.
+"""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from causalkg.cli import add_command
-from causalkg.core.config import Config
+from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
+from causalkg.core.results import Result, lines_block
+from causalkg.options import add_command, add_format
+
+
+@dataclass
+class GateTraining(Result):
+    """What ``train_gate`` did: trained (the validation threshold, recall, share kept) or skipped (why)."""
+
+    output: Path = Path()
+    skipped: bool = False
+    reason: str = ""
+    seconds: float = 0.0
+    validation: dict[str, Any] = field(default_factory=dict)
+
+    def _render(self, fmt: str) -> str:
+        if self.skipped:
+            return lines_block([f"nothing to do: {self.reason}"], fmt)
+        v = self.validation
+        at = v["at_threshold"]
+        return lines_block([
+            f"trained the sentence gate in {self.seconds:.0f} s; saved to {self.output}",
+            f"validation ({v['sentences']} sentences, {v['causal']} causal): threshold {v['threshold']:.4f} keeps "
+            f"{100 * at['recall']:.1f}% of causal sentences and {100 * at['kept']:.1f}% of all (mix {v['mix']}, "
+            f"C {v['c']}, {v['words']} word n-grams)",
+        ], fmt)
+
+
+def train_gate(*, output: PathLike | None = None, data: PathLike | None = None, if_missing: bool = False,
+               cfg: CfgLike = None) -> GateTraining:
+    """Train the learned sentence gate (``causalkg kg train-gate``) on ``data`` (a folder with
+    train.jsonl and val.jsonl; default extract.gate_train_data) into ``output`` (default
+    extract.gate_model). ``if_missing``: do nothing when the folder holds a gate trained with the
+    same data and settings. Raises ConfigError on missing or one-class data."""
+    from causalkg.kg.gate import train_gate as _train_gate
+
+    r = _train_gate(resolve_config(cfg), output=output, data=data, if_missing=if_missing)
+    return GateTraining(output=Path(r.output), skipped=r.skipped, reason=r.reason, seconds=r.seconds,
+                        validation=dict(r.validation), detail=r)
+
+
+@dataclass
+class TaggerTraining(Result):
+    """What ``train_tagger`` did: trained (steps, validation pair scores) or skipped (why)."""
+
+    output: Path = Path()
+    skipped: bool = False
+    reason: str = ""
+    steps: int = 0
+    seconds: float = 0.0
+    validation: dict[str, Any] = field(default_factory=dict)
+
+    def _render(self, fmt: str) -> str:
+        if self.skipped:
+            return lines_block([f"nothing to do: {self.reason}"], fmt)
+        v = self.validation
+        p = v["pair"]
+        return lines_block([
+            f"trained {self.steps} steps in {self.seconds:.0f} s; saved to {self.output}",
+            f"validation ({v['sentences']} sentences, {v['relations']} relations): pair "
+            f"P {p['precision']:.3f} R {p['recall']:.3f} F1 {p['f1']:.3f} (checkpoint of step {v['selected_step']})",
+        ], fmt)
+
+
+def train_tagger(*, output: PathLike | None = None, data: PathLike | None = None, steps: int | None = None,
+                 base_model: str | None = None, device: str | None = None, if_missing: bool = False,
+                 cfg: CfgLike = None) -> TaggerTraining:
+    """Train the span-tagging extractor (``causalkg kg train-tagger``) on ``data`` (default
+    extract.tagger_train_data) into ``output`` (default extract.tagger_model); ``steps``,
+    ``base_model`` and ``device`` override the settings for this call. ``if_missing``: do nothing
+    when the folder is current."""
+    from causalkg.kg.tagger import train_tagger as _train_tagger
+
+    r = _train_tagger(resolve_config(cfg), output=output, data=data, steps=steps, base_model=base_model,
+                      if_missing=if_missing, device=device)
+    return TaggerTraining(output=Path(r.output), skipped=r.skipped, reason=r.reason, steps=r.steps, seconds=r.seconds,
+                          validation=dict(r.validation), detail=r)
+
+
+@dataclass
+class VerifierTraining(Result):
+    """What ``train_verifier`` did: trained (threshold, accuracy, F1 per class) or skipped (why)."""
+
+    output: Path = Path()
+    skipped: bool = False
+    reason: str = ""
+    seconds: float = 0.0
+    validation: dict[str, Any] = field(default_factory=dict)
+
+    def _render(self, fmt: str) -> str:
+        if self.skipped:
+            return lines_block([f"nothing to do: {self.reason}"], fmt)
+        at = self.validation["at_threshold"]
+        # per_class is in the order of the verifier's classes (kg.verifier.LABELS)
+        per = ", ".join(f"{n} F1 {c['f1']:.3f}" for n, c in at["per_class"].items())
+        return lines_block([
+            f"trained the pair verifier in {self.seconds:.0f} s; saved to {self.output}",
+            f"validation ({at['pairs']} pairs): threshold {self.validation['threshold']:.2f}, accuracy "
+            f"{at['accuracy']:.3f}, macro F1 {at['macro_f1']:.3f} ({per})",
+        ], fmt)
+
+
+def train_verifier(*, output: PathLike | None = None, data: PathLike | None = None, if_missing: bool = False,
+                   cfg: CfgLike = None) -> VerifierTraining:
+    """Train the pair verifier (``causalkg kg train-verifier``) on ``data`` (default
+    kg.verifier.train_data) into ``output`` (default kg.verifier.model). ``if_missing``: do
+    nothing when the folder holds a verifier trained with the same data and settings. Raises
+    ConfigError on missing or one-class data, SchemaError on a bad record."""
+    from causalkg.kg.verifier import train_verifier as _train_verifier
+
+    r = _train_verifier(resolve_config(cfg), output=output, data=data, if_missing=if_missing)
+    return VerifierTraining(output=Path(r.output), skipped=r.skipped, reason=r.reason, seconds=r.seconds,
+                            validation=dict(r.validation), detail=r)
+
+
+# --- the command line ----------------------------------------------------------------------
 
 
 def register(group: Any) -> None:
-    """Add ``train-gate`` and ``train-tagger`` to the ``kg`` group."""
+    """Add ``train-gate``, ``train-tagger`` and ``train-verifier`` to the ``kg`` group."""
     g = add_command(
-        group, "train-gate", _train_gate, "train the learned sentence gate (models/causal-gate)",
+        group, "train-gate", _train_gate_cli, "train the learned sentence gate (models/causal-gate)",
         description=(
             "Train the causal-sentence classifier the extraction gate uses: MiniLM fine-tuned as a\n"
             "classifier, beside a logistic regression over word n-grams and the cue-lexicon hit, from\n"
@@ -25,9 +149,10 @@ def register(group: Any) -> None:
     g.add_argument("--output", metavar="DIR", help="model folder (default: extract.gate_model)")
     g.add_argument("--data", metavar="DIR", help="folder with train.jsonl and val.jsonl (default: extract.gate_train_data)")
     g.add_argument("--if-missing", action="store_true", help="do nothing when the model folder is current")
+    add_format(g)
 
     t = add_command(
-        group, "train-tagger", _train_tagger, "train the span-tagging extractor (models/causal-tagger)",
+        group, "train-tagger", _train_tagger_cli, "train the span-tagging extractor (models/causal-tagger)",
         description=(
             "Fine-tune MiniLM as a token classifier (BIO tags of cause / effect / signal, one pass per\n"
             "relation of a sentence) on the Causal News Corpus sentences of extract.tagger_train_data;\n"
@@ -40,9 +165,10 @@ def register(group: Any) -> None:
     t.add_argument("--base-model", metavar="NAME", help="encoder to fine-tune (default: extract.tagger_train_base_model)")
     t.add_argument("--device", metavar="DEV", help="auto | cpu | cuda (default: extract.device)")
     t.add_argument("--if-missing", action="store_true", help="do nothing when the model folder is current")
+    add_format(t)
 
     v = add_command(
-        group, "train-verifier", _train_verifier, "train the pair verifier (models/causal-verifier)",
+        group, "train-verifier", _train_verifier_cli, "train the pair verifier (models/causal-verifier)",
         description=(
             "Fine-tune MiniLM as a three-class classifier of a sentence with its cause and effect spans\n"
             "marked (causal as written | reversed | not causal), from snapshots/verifier-training\n"
@@ -53,32 +179,21 @@ def register(group: Any) -> None:
     v.add_argument("--output", metavar="DIR", help="model folder (default: kg.verifier.model)")
     v.add_argument("--data", metavar="DIR", help="folder with train.jsonl and val.jsonl (default: kg.verifier.train_data)")
     v.add_argument("--if-missing", action="store_true", help="do nothing when the model folder is current")
+    add_format(v)
 
 
-def _train_gate(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.kg.gate import describe_training, train_gate
-
-    print(describe_training(train_gate(cfg, output=args.output, data=args.data, if_missing=args.if_missing)))
-    return 0
+def _train_gate_cli(args: argparse.Namespace, cfg: Config) -> None:
+    print(train_gate(output=args.output, data=args.data, if_missing=args.if_missing, cfg=cfg).to_table(args.format))
 
 
-def _train_verifier(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.kg.verifier import describe_training, train_verifier
-
-    print(describe_training(train_verifier(cfg, output=args.output, data=args.data, if_missing=args.if_missing)))
-    return 0
+def _train_tagger_cli(args: argparse.Namespace, cfg: Config) -> None:
+    print(train_tagger(output=args.output, data=args.data, steps=args.steps, base_model=args.base_model,
+                       device=args.device, if_missing=args.if_missing, cfg=cfg).to_table(args.format))
 
 
-def _train_tagger(args: argparse.Namespace, cfg: Config) -> int:
-    from causalkg.kg.tagger import train_tagger
+def _train_verifier_cli(args: argparse.Namespace, cfg: Config) -> None:
+    print(train_verifier(output=args.output, data=args.data, if_missing=args.if_missing, cfg=cfg).to_table(args.format))
 
-    r = train_tagger(cfg, output=args.output, data=args.data, steps=args.steps, base_model=args.base_model,
-                     if_missing=args.if_missing, device=args.device)
-    if r.skipped:
-        print(f"nothing to do: {r.reason}")
-        return 0
-    p = r.validation["pair"]
-    print(f"trained {r.steps} steps in {r.seconds:.0f} s; saved to {r.output}")
-    print(f"validation ({r.validation['sentences']} sentences, {r.validation['relations']} relations): pair "
-          f"P {p['precision']:.3f} R {p['recall']:.3f} F1 {p['f1']:.3f} (checkpoint of step {r.validation['selected_step']})")
-    return 0
+
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
+__all__ = ["train_gate", "train_tagger", "train_verifier", "GateTraining", "TaggerTraining", "VerifierTraining"]

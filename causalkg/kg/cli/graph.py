@@ -1,7 +1,8 @@
 """The KG-building commands, each one function of the Python API with its result class and its
 parser, in this module (``import causalkg as ck`` re-exports the functions and classes).
 
-- ``assemble`` / ``Assembly`` / ``causalkg kg assemble`` (the work: ``kg.assemble.assemble``)
+- ``assemble`` / ``Assembly`` / ``causalkg kg assemble`` (the work: ``kg.assemble.assemble``; its
+  result, which the step returns: ``kg.assembly.Assembly``)
 - ``export`` / ``Export`` / ``causalkg kg export`` (embedded Oxigraph, or ``--endpoint`` via GSP: ``kg.store.export``)
 - ``query`` / ``QueryAnswer`` / ``causalkg kg query`` (``kg.store.query``)
 - ``stats`` / ``Stats`` / ``causalkg kg stats`` (``kg.stats.stats``)
@@ -19,53 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from causalkg.cli import add_command
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
 from causalkg.core.errors import ConfigError
-from causalkg.core.results import Result, check_format, lines_block, table
-from causalkg.options import add_dry_run, add_force, add_format, add_lenient, add_out
-
-
-@dataclass
-class Assembly(Result):
-    """What ``assemble`` did: the KG folder, its counts and notes; a dry run's plan."""
-
-    out: Path = Path()
-    skipped: bool = False
-    counts: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    plan: dict[str, Any] | None = None
-
-    def _render(self, fmt: str) -> str:
-        if self.plan is not None:
-            p = self.plan
-            o = p["options"]
-            linker = p["linker"] + ("" if p["linking_index_exists"] or "load" not in p["linker"]
-                                    else " (missing: run causalkg link build)")
-            corpus = p["corpus"]["path"] + ("" if p["corpus"]["exists"]
-                                            else " (missing: no titles/URLs beyond the extractions)")
-            return lines_block([
-                f"plan: assemble the causal KG into {p['out']}",
-                f"  {p['source']['kind']}: {p['source']['path']}",
-                f"  corpus: {corpus}",
-                f"  concepts: {p['concepts']['path']}",
-                f"  linker: {linker}",
-                f"  shards of {o['shard_size']} (done: {p['shards_done']}), lift={o['lift']}, "
-                f"min_support={o['min_support']}, allow_self_loops={o['allow_self_loops']}, top_k={o['k']}, "
-                f"threshold={o['threshold']}",
-                "  outputs are up to date: nothing to do" if p["up_to_date"] else "  outputs will be (re)built",
-            ], fmt)
-        c = self.counts
-        head = "is up to date (--force rebuilds it)" if self.skipped else "written"
-        lines = [f"causal KG in {self.out} {head}: {c.get('edges', 0)} edges ({c.get('edges_class', 0)} class, "
-                 f"{c.get('edges_instance', 0)} instance, {c.get('edges_mixed', 0)} mixed), {c.get('nodes', 0)} "
-                 f"concepts, {c.get('mentions', 0)} mentions, {c.get('triples', 0)} triples"]
-        if not self.skipped:
-            lines.append(f"  linked {c.get('link_linked', 0)} of {c.get('link_extractions', 0)} pairs at both ends; "
-                         f"{c.get('link_self_loops_dropped', 0)} self-loops dropped; "
-                         f"{c.get('aggregate_lifted_edges', 0)} class edges lifted from instances")
-        lines += [f"  note: {n}" for n in self.notes]
-        return lines_block(lines, fmt)
+from causalkg.core.results import Result, check_format, table
+from causalkg.kg.assembly import Assembly
+from causalkg.options import add_command, add_dry_run, add_force, add_format, add_lenient, add_out
 
 
 def assemble(*, extractions: PathLike | None = None, linked: PathLike | None = None, corpus: PathLike | None = None,
@@ -85,10 +44,8 @@ def assemble(*, extractions: PathLike | None = None, linked: PathLike | None = N
     c = resolve_config(cfg).with_overrides({"kg.lift": lift, "kg.min_support": min_support,
                                             "kg.allow_self_loops": allow_self_loops, "kg.shard_size": shard_size},
                                            origin="kg assemble")
-    r = _assemble(c, extractions=extractions, linked=linked, corpus=corpus, concepts=concepts, out=out, force=force,
-                  lenient=lenient, dry_run=dry_run)
-    return Assembly(out=Path(r.out), skipped=r.skipped, counts=dict(r.counts), notes=list(r.notes), plan=r.plan,
-                    detail=r)
+    return _assemble(c, extractions=extractions, linked=linked, corpus=corpus, concepts=concepts, out=out,
+                     force=force, lenient=lenient, dry_run=dry_run)
 
 
 @dataclass
@@ -347,5 +304,5 @@ def _summary_cli(args: argparse.Namespace, cfg: Config) -> None:
     print(summary(kg=args.kg, top=args.top, cfg=cfg).to_table(args.format, width=width))
 
 
-# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
 __all__ = ["assemble", "export", "query", "stats", "summary", "Assembly", "Export", "QueryAnswer", "Stats", "Summary"]

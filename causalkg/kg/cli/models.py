@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from causalkg.cli import add_command
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
-from causalkg.options import add_force
+from causalkg.options import add_command, add_force
 
 
 def install_models(*, package: PathLike | None = None, force: bool = False, cfg: CfgLike = None):
@@ -44,5 +43,5 @@ def _install_models_cli(args: argparse.Namespace, cfg: Config) -> int:
     return 0
 
 
-# What ``import causalkg as ck`` gives from this module (causalkg.COMMAND_MODULES).
+# What ``import causalkg as ck`` gives from this module (listed again in causalkg.COMMANDS).
 __all__ = ["install_models"]
