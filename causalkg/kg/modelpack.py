@@ -191,7 +191,10 @@ def install_models(cfg: Config, *, package: str | os.PathLike | None = None, for
     todo = {}
     for name, key in MODELS.items():
         target = cfg.path(key)
-        if not force and _is_installed(target, package_id):
+        if f"{name}/manifest.json" not in manifest.get("files", {}):
+            # an older or partial package: the model is trained here, or the step using it is off
+            result.skipped[name] = f"the package holds no {name} ('make models' builds one that does)"
+        elif not force and _is_installed(target, package_id):
             result.skipped[name] = f"{target} is already installed from this package"
         elif not force and _is_foreign(target, name):
             result.skipped[name] = f"{target} holds a model not made by causalkg; left as it is (--force replaces it)"
@@ -201,8 +204,6 @@ def install_models(cfg: Config, *, package: str | os.PathLike | None = None, for
         return result
     verify_package(pkg, manifest)
     for name, target in todo.items():
-        if f"{name}/manifest.json" not in manifest["files"]:
-            raise ModelError(f"model package {pkg} holds no {name}; rebuild it with 'make models'")
         _install_one(pkg, name, manifest, target, package_id)
         result.installed[name] = target
     return result

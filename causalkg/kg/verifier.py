@@ -333,7 +333,9 @@ class PairVerifier:
         manifest = read_manifest(self.folder) if (self.folder / HEAD).is_file() else None
         if not manifest or manifest.get("stage") != STAGE:
             raise ModelError(f"no trained pair verifier in {self.folder}",
-                             hint="train it with 'causalkg kg train-verifier'")
+                             hint="install the shipped one with 'causalkg kg install-models' (make kg does), train one "
+                                  "with 'causalkg kg train-verifier', or assemble without it: "
+                                  "--set kg.verifier.enabled=false")
         if manifest.get("training", {}).get("version") != VERIFIER_VERSION or not (self.folder / ENCODER_DIR).is_dir():
             raise ModelError(f"the pair verifier in {self.folder} was trained by an older version",
                              hint="retrain it with 'causalkg kg train-verifier --force'")
