@@ -30,7 +30,7 @@ def gate_figures(folder: Path, cfg) -> dict[str, float]:
     from causalkg.kg.gate import SentenceGate, cue_hits
     from causalkg.kg.sentences import make_cue_segmenter
 
-    val = list(read_jsonl(cfg.input_path("extract.gate_train_data") / "val.jsonl"))
+    val = list(read_jsonl(cfg.input_path("extract.gate.train.data") / "val.jsonl"))
     texts = [r["text"] for r in val]
     y = np.asarray([bool(r["causal"]) for r in val])
     gate = SentenceGate(folder, device="cpu")
@@ -49,7 +49,7 @@ def qa_figures(folder: Path, cfg) -> dict[str, float]:
     from causalkg.kg.train_qa import _validate, training_plan
 
     plan = training_plan(cfg)
-    templates = qa_data.QuestionTemplates.from_config(cfg["extract"])
+    templates = qa_data.QuestionTemplates.from_config(cfg["extract"]["qa"])
     val_ex = qa_data.qa_examples(list(qa_data.read_gold(plan["val_file"])), templates, seed=plan["seed"] + 1)
     threshold = float(read_manifest(folder)["recommended"]["null_threshold"])
     model = AutoModelForQuestionAnswering.from_pretrained(folder).eval()
@@ -64,7 +64,7 @@ def measure(package: Path, gate: Path, qa: Path) -> dict[str, dict[str, dict]]:
     from causalkg.kg.modelpack import install_models
 
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config(overrides={"extract.gate_model": f"{tmp}/causal-gate", "extract.qa_model": f"{tmp}/causal-qa"})
+        cfg = load_config(overrides={"extract.gate.model": f"{tmp}/causal-gate", "extract.qa.model": f"{tmp}/causal-qa"})
         install_models(cfg, package=package)
         return {
             "gate": {"float32 (trained)": gate_figures(gate, cfg), "float16 (package)": gate_figures(Path(tmp) / "causal-gate", cfg)},

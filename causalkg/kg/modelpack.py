@@ -7,7 +7,7 @@ per model, laid out as the trainers write them, except that the transformer weig
 version, the SHA-256 and size of every file, and which weight files were stored in float16.
 
 ``install_models`` checks every checksum, converts the weights back to float32 and writes
-``models/causal-gate`` and ``models/causal-qa`` (``extract.gate_model``, ``extract.qa_model``)
+``models/causal-gate`` and ``models/causal-qa`` (``extract.gate.model``, ``extract.qa.model``)
 atomically, with the training manifests as they are: their training fingerprints are what
 ``train-gate --if-missing`` and ``train-qa --if-missing`` compare, so those find the installed
 models current. ``build_model_package`` makes the package from trained model folders
@@ -34,8 +34,8 @@ PACKAGE_NAME = "causalkg-models"
 # The models of the package: its sub-folder, the config key of the installed folder, and the
 # files and folders copied (the ONNX export is a cache rebuilt at extraction, never shipped).
 MODELS = {
-    "causal-gate": "extract.gate_model",
-    "causal-qa": "extract.qa_model",
+    "causal-gate": "extract.gate.model",
+    "causal-qa": "extract.qa.model",
 }
 SKIP_NAMES = {"onnx", "__pycache__"}
 # The manifest stage of each model as its trainer writes it.
@@ -175,7 +175,7 @@ def _install_one(package: Path, name: str, manifest: dict[str, Any], target: Pat
 
 def install_models(cfg: Config, *, package: str | os.PathLike | None = None, force: bool = False) -> InstallModelsResult:
     """Install the shipped gate and QA models from ``package`` (default ``extract.model_package``)
-    into ``extract.gate_model`` and ``extract.qa_model``, in float32.
+    into ``extract.gate.model`` and ``extract.qa.model``, in float32.
 
     Every file's checksum is verified first (``ModelError`` naming the first bad file). A model
     folder already installed from the same package is left as it is, and so is a folder holding

@@ -52,7 +52,7 @@ MAX_CAUSE_IN_QUESTION = 200
 
 
 def create(arg: str, *, cfg: Config, qa_model: QAModel | None = None, **_: Any) -> "QAExtractor":
-    """The registry factory: ``qa`` (model from ``extract.qa_model``) or ``qa:MODEL``."""
+    """The registry factory: ``qa`` (model from ``extract.qa.model``) or ``qa:MODEL``."""
     return QAExtractor(cfg, model_name=arg or None, qa_model=qa_model)
 
 
@@ -68,27 +68,28 @@ class QAExtractor:
 
     def __init__(self, cfg: Config, *, model_name: str | None = None, qa_model: QAModel | None = None):
         ex = cfg["extract"]
-        self.model = model_name or ex["qa_model"]
-        self.templates = QuestionTemplates.from_config(ex)
-        self.max_anchors = int(ex["max_anchors"])
-        self.min_score = float(ex["min_score"])
-        self.max_causes = max(1, int(ex.get("max_causes", 1)))
-        self.max_effects = max(1, int(ex.get("max_effects", 1)))
+        qa = ex["qa"]
+        self.model = model_name or qa["model"]
+        self.templates = QuestionTemplates.from_config(qa)
+        self.max_anchors = int(qa["max_anchors"])
+        self.min_score = float(qa["min_score"])
+        self.max_causes = max(1, int(qa.get("max_causes", 1)))
+        self.max_effects = max(1, int(qa.get("max_effects", 1)))
         self.candidates_only = bool(ex["candidates_only"])
-        self.needs_causal = bool(ex.get("anchored_needs_causal_sentence", True))
-        self.drop_reversed = bool(ex.get("drop_reversed_anchored", True))
+        self.needs_causal = bool(qa.get("anchored_needs_causal_sentence", True))
+        self.drop_reversed = bool(qa.get("drop_reversed_anchored", True))
         path, local = local_model_path(self.model, cfg.base_dir)
         self.model_path = path if local else None
-        self.null_threshold = float(ex["null_threshold"])
+        self.null_threshold = float(qa["null_threshold"])
         self.threshold_source = "config"
-        if local and ex["null_threshold_from_model"]:
+        if local and qa["null_threshold_from_model"]:
             tuned = recommended_null_threshold(path)
             if tuned is not None:
                 self.null_threshold, self.threshold_source = tuned, "model manifest"
         self.qa = qa_model or QAModel(
-            self.model, base_dir=cfg.base_dir, device=stage_device(cfg, "extract.device"), batch_size=ex["batch_size"],
-            max_seq_length=ex["max_seq_length"], doc_stride=ex["doc_stride"],
-            max_answer_tokens=ex["max_answer_tokens"], max_question_tokens=ex["max_question_tokens"],
+            self.model, base_dir=cfg.base_dir, device=stage_device(cfg, "extract.device"), batch_size=qa["batch_size"],
+            max_seq_length=qa["max_seq_length"], doc_stride=qa["doc_stride"],
+            max_answer_tokens=qa["max_answer_tokens"], max_question_tokens=qa["max_question_tokens"],
             dtype=ex.get("dtype", "float32"), backend=ex.get("backend", "torch"),
         )
         self.counts: Counter[str] = Counter()
