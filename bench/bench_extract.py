@@ -123,14 +123,14 @@ def bench_quality(items, model_dir):
     from causalkg.kg.extractors.qa import QAExtractor
 
     rows = []
-    trained = QAExtractor(_cfg(**{"qa.model": str(model_dir)}, candidates_only=False))
+    trained = QAExtractor.from_config(_cfg(**{"qa.model": str(model_dir)}, candidates_only=False))
     row, secs = score(trained, items)
     rows.append({"extractor": "qa, trained (models/causal-qa)", **row, "s": round(secs, 1)})
-    filt = QAExtractor(_cfg(**{"qa.model": str(model_dir)}, candidates_only=True), qa_model=trained.qa)
+    filt = QAExtractor.from_config(_cfg(**{"qa.model": str(model_dir)}, candidates_only=True), qa_model=trained.qa)
     row, secs = score(filt, items)
     rows.append({"extractor": "qa, trained, candidate filter on", **row, "s": round(secs, 1)})
     # The floor answers every question (no thresholds): what random spans score.
-    floor = QAExtractor(_cfg(**{"qa.model": "random-head", "qa.min_score": 0.0, "qa.null_threshold": -1e9}, candidates_only=False),
+    floor = QAExtractor.from_config(_cfg(**{"qa.model": "random-head", "qa.min_score": 0.0, "qa.null_threshold": -1e9}, candidates_only=False),
                         qa_model=random_head_qa())
     row, secs = score(floor, items)
     rows.append({"extractor": "qa, random span head, no thresholds (floor)", **row, "s": round(secs, 1)})
@@ -238,7 +238,7 @@ def bench_speed(items, docs, model_dir):
         sent_table.add("patterns", n, t.seconds, baseline=True, requests=0)
         qa_model = None
         for bs in (1, 8, 32, 64):
-            ext = QAExtractor(_cfg(**{"qa.model": str(model_dir), "qa.batch_size": bs}, candidates_only=only), qa_model=qa_model)
+            ext = QAExtractor.from_config(_cfg(**{"qa.model": str(model_dir), "qa.batch_size": bs}, candidates_only=only), qa_model=qa_model)
             qa_model = ext.qa
             qa_model.batch_size = bs
             before = qa_model.features

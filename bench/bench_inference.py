@@ -83,7 +83,7 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.2f}\n")
     qa_runs = []
     for backend, dtype in QA_FORMATS:
-        ext = QAExtractor(_cfg(**{"qa.model": str(model_dir)}, candidates_only=False, dtype=dtype, backend=backend))
+        ext = QAExtractor.from_config(_cfg(**{"qa.model": str(model_dir)}, candidates_only=False, dtype=dtype, backend=backend))
         qa_runs.append(("qa", ext, ext.qa))
     print("### QA (features: questions and their overflow windows)\n")
     print(render_table(_table(qa_runs, items, rounds), None, "md", floatfmt=".1f"))

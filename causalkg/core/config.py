@@ -14,6 +14,7 @@ by the CLI (or by the caller of the Python API) and passed down.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import json
 import os
@@ -21,7 +22,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, TypeVar
 
 from causalkg.core.errors import ConfigError
 from causalkg.core.ranges import check_ranges
@@ -317,6 +318,29 @@ def load_config(
     if overrides:
         cfg = cfg.with_overrides(overrides, origin="--set")
     return cfg
+
+
+B = TypeVar("B")
+
+
+def block(cfg: Config, dotted: str, cls: type[B]) -> B:
+    """The resolved section ``dotted`` (``extract.gate``) as ``cls``, a frozen dataclass whose
+    fields are exactly the section's keys; its own sections (``extract.gate.train``) are left out.
+    The dataclass declares names and types only: the defaults stay written once, in defaults.toml.
+
+    Raises ConfigError when ``dotted`` is not a section of defaults.toml, TypeError when the
+    dataclass's fields and the section's keys differ (the dataclass is out of step with the file).
+    """
+    sections = section_names()
+    if dotted not in sections:
+        raise ConfigError(f"no config section [{dotted}]")
+    values = cfg.get(dotted)
+    keys = {k for k in values if f"{dotted}.{k}" not in sections}
+    fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    if fields != keys:
+        raise TypeError(f"{cls.__name__} does not match [{dotted}]: keys without a field {sorted(keys - fields)}, "
+                        f"fields without a key {sorted(fields - keys)}")
+    return cls(**{k: copy.deepcopy(values[k]) for k in fields})
 
 
 PathLike = str | os.PathLike

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from causalkg.core import faults
 from causalkg.core.models import stage_device
-from causalkg.core.config import EXTRACT_RENAMED, Config, flat_items
+from causalkg.core.config import EXTRACT_RENAMED, Config, block, flat_items
 from causalkg.core.distributed import ActorPool, RaySettings, RayStats, engine_of
 from causalkg.core.contracts import CorpusDocument, Extraction, TextRecord
 from causalkg.core.errors import ConfigError, SchemaError
@@ -46,6 +46,7 @@ from causalkg.core.shards import Shards
 from causalkg.kg.cues import BASE_CUES, CNC_CUES
 from causalkg.kg.extractors import Document, Extractor, create_extractor, sort_records
 from causalkg.kg.sentences import Segmenter, concept_labels, make_cue_segmenter
+from causalkg.kg.settings import GateSettings
 
 log = logging.getLogger(__name__)
 
@@ -91,23 +92,22 @@ def make_gate(cfg: Config, *, segmenter: Segmenter | None = None) -> Any:
     ``paths.cache``); ``segmenter``: the cue lexicon's, made here when None.
     Raises ConfigError for an unknown gate, ModelError when the gate model is missing."""
     ex = cfg["extract"]
-    gs = ex["gate"]
-    kind = str(gs["kind"])
-    if kind not in ("learned", "cues"):
-        raise ConfigError(f"extract.gate.kind must be 'learned' or 'cues', not {kind!r}")
-    if kind != "learned" or not ex["candidates_only"]:
+    gs = block(cfg, "extract.gate", GateSettings)
+    if gs.kind not in ("learned", "cues"):
+        raise ConfigError(f"extract.gate.kind must be 'learned' or 'cues', not {gs.kind!r}")
+    if gs.kind != "learned" or not ex["candidates_only"]:
         return None
     from causalkg.kg.gate import SentenceGate, encoder_backend, gate_dtype, load_first_pass
 
-    t = float(gs["threshold"])
+    t = float(gs.threshold)
     gate = SentenceGate(cfg.path("extract.gate.model"), device=stage_device(cfg, "extract.device"),
-                        batch_size=int(gs["batch_size"]), threshold=None if t < 0 else t, dtype=gate_dtype(cfg),
+                        batch_size=int(gs.batch_size), threshold=None if t < 0 else t, dtype=gate_dtype(cfg),
                         **encoder_backend(cfg))
-    if gs["first_pass"]:
+    if gs.first_pass:
         data = cfg.input_path("extract.gate.train.data")  # the bundled snapshot from any folder
         validation = data / "val.jsonl" if data is not None else None
         gate.first_pass, gate.first_pass_source = load_first_pass(
-            gate, keep=float(gs["first_pass_keep"]), validation=validation,
+            gate, keep=float(gs.first_pass_keep), validation=validation,
             segmenter=segmenter or make_cue_segmenter(ex), cache_dir=cfg.path("paths.cache") / "gate-first-pass")
     return gate
 
@@ -123,7 +123,7 @@ def extract_workers(cfg: Config) -> int:
 
 def _gate_settings(cfg: Config) -> dict[str, Any]:
     ex = cfg["extract"]
-    kind = ex["gate"]["kind"]
+    kind = block(cfg, "extract.gate", GateSettings).kind
     if kind != "learned" or not ex["candidates_only"]:
         return {"gate": kind if ex["candidates_only"] else "none"}
     folder = cfg.path("extract.gate.model")

@@ -55,11 +55,12 @@ import numpy as np
 
 from causalkg.core.models import (bucketed_batches, fine_tune, resolve_device, resolve_encoder_path, stage_device, training_dtype,
                              training_files)
-from causalkg.core.config import Config
+from causalkg.core.config import Config, block
 from causalkg.core.errors import ConfigError, ModelError
 from causalkg.core.jsonl import atomic_write, replace_dir, temp_dir_beside
 from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
 from causalkg.core.progress import progress
+from causalkg.kg.settings import GateSettings, GateTrainSettings
 
 log = logging.getLogger(__name__)
 
@@ -473,32 +474,32 @@ def gate_plan(cfg: Config, data: str | os.PathLike | None = None) -> dict[str, A
     from causalkg.linking.encoder import model_fingerprint
 
     ex = cfg["extract"]
-    tr = ex["gate"]["train"]
+    tr = block(cfg, "extract.gate.train", GateTrainSettings)
     files = training_files(cfg, "extract.gate.train.data", data, "gate")
-    recall = float(tr["target_recall"])
+    recall = float(tr.target_recall)
     if not 0 < recall <= 1:
         raise ConfigError("extract.gate.train.target_recall must be in (0, 1]")
-    if int(tr["steps"]) < 1 or int(tr["batch_size"]) < 1 or float(tr["learning_rate"]) <= 0:
+    if int(tr.steps) < 1 or int(tr.batch_size) < 1 or float(tr.learning_rate) <= 0:
         raise ConfigError("train-gate needs extract.gate.train.steps >= 1, extract.gate.train.batch_size >= 1 "
                           "and a positive learning rate")
-    if not tr["mix"] or not all(0 <= float(v) <= 1 for v in tr["mix"]):
+    if not tr.mix or not all(0 <= float(v) <= 1 for v in tr.mix):
         raise ConfigError("extract.gate.train.mix must be a non-empty list of shares in [0, 1]")
     plan = {
         "version": GATE_VERSION,
         "train_sha256": describe_input(files["train"])["sha256"],
         "val_sha256": describe_input(files["val"])["sha256"],
-        "encoder": tr["encoder"],
-        "encoder_fingerprint": model_fingerprint(tr["encoder"]),
+        "encoder": tr.encoder,
+        "encoder_fingerprint": model_fingerprint(tr.encoder),
         "target_recall": recall,
-        "c": [float(v) for v in tr["c"]],
+        "c": [float(v) for v in tr.c],
         "words": {"ngrams": [1, 2], "min_df": WORD_MIN_DF},
-        "mix": [float(v) for v in tr["mix"]],
-        "steps": int(tr["steps"]),
-        "batch_size": int(tr["batch_size"]),
-        "learning_rate": float(tr["learning_rate"]),
-        "warmup": float(tr["warmup"]),
-        "seed": int(tr["seed"]),
-        "dtype": str(tr["dtype"]),
+        "mix": [float(v) for v in tr.mix],
+        "steps": int(tr.steps),
+        "batch_size": int(tr.batch_size),
+        "learning_rate": float(tr.learning_rate),
+        "warmup": float(tr.warmup),
+        "seed": int(tr.seed),
+        "dtype": str(tr.dtype),
         "logit_scale": LOGIT_SCALE,
         "cue_lexicon": {"base": describe_input(BASE_CUES)["sha256"], "cnc": describe_input(CNC_CUES)["sha256"],
                         "min_count": int(ex["cue_min_count"]), "min_precision": float(ex["cue_min_precision"])},
@@ -575,7 +576,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     # Not rounded: a threshold rounded up past the last kept score would lose that sentence.
     threshold = float(threshold_for_recall(val_scores, y_val, plan["target_recall"]))
     grid = sorted({round(float(t), 3) for t in np.linspace(0.02, 0.9, 45)})
-    keep = float(cfg["extract"]["gate"]["first_pass_keep"])
+    keep = float(block(cfg, "extract.gate", GateSettings).first_pass_keep)
     first_pass = first_pass_block(word_logit(wval, w_words, x_val[:, -1], w[-1]), val_scores >= threshold, keep) | {
         "gate_threshold": threshold}
     validation = {

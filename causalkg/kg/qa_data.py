@@ -218,9 +218,14 @@ class QuestionTemplates:
     effect: str  # asked with each cause found: "What did {cause} lead to?"
 
     @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> "QuestionTemplates":
+    def from_config(cls, section: Any) -> "QuestionTemplates":
+        """The templates of ``[extract.qa]``: its dict, or its ``QASettings``."""
+        import dataclasses
+
         from causalkg.core.errors import ConfigError
 
+        if dataclasses.is_dataclass(section):
+            section = dataclasses.asdict(section)
         anchored = []
         for i, item in enumerate(section.get("questions_anchored") or []):
             if not isinstance(item, Mapping) or set(item) != {"template", "answer"}:

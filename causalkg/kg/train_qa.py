@@ -27,13 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from causalkg.core.config import Config
+from causalkg.core.config import Config, block
 from causalkg.core.errors import ConfigError, ModelError
 from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, trained_model_is_current
 from causalkg.core.models import (TRAIN_DTYPES, bucketed_batches, fine_tune, resolve_device, resolve_encoder_path, save_model_folder,
                              stage_device, training_dtype, training_files)
 from causalkg.kg import qa_data
 from causalkg.kg.qa_decode import TRAIN_STAGE, recommended_null_threshold
+from causalkg.kg.settings import QASettings, QATrainSettings
 from causalkg.kg.span_metrics import best_null_threshold, squad2_scores
 
 log = logging.getLogger(__name__)
@@ -62,11 +63,11 @@ def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: 
                   batch_size: int | None = None, learning_rate: float | None = None,
                   seed: int | None = None, base_model: str | None = None) -> dict[str, Any]:
     """The resolved training settings, and the fingerprint that says whether a model is current."""
-    qa = cfg["extract"]["qa"]
-    tr = qa["train"]
+    qa = block(cfg, "extract.qa", QASettings)
+    tr = block(cfg, "extract.qa.train", QATrainSettings)
     files = training_files(cfg, "extract.qa.train.data", data, "QA")
     train_file, val_file = files["train"], files["val"]
-    base = base_model or tr["base_model"]
+    base = base_model or tr.base_model
     base_path = _base_model_path(base)
     templates = qa_data.QuestionTemplates.from_config(qa)
     plan = {
@@ -79,19 +80,19 @@ def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: 
         if (Path(base_path) / "config.json").is_file() else None,
         "templates": templates.as_dict(),
         "examples_version": qa_data.EXAMPLES_VERSION,
-        "reversed_share": float(tr["reversed_share"]),
-        "steps": int(steps if steps is not None else tr["steps"]),
-        "batch_size": int(batch_size if batch_size is not None else tr["batch_size"]),
-        "learning_rate": float(learning_rate if learning_rate is not None else tr["learning_rate"]),
-        "warmup": float(tr["warmup"]),
-        "seed": int(seed if seed is not None else tr["seed"]),
-        "max_seq_length": int(tr["max_seq_length"]),
-        "max_answer_tokens": int(qa["max_answer_tokens"]),
-        "max_question_tokens": int(qa["max_question_tokens"]),
-        "eval_every": int(tr["eval_every"]),
-        "selection_questions": int(tr["selection_questions"]),
-        "freeze_embeddings": bool(tr["freeze_embeddings"]),
-        "dtype": str(tr["dtype"]),
+        "reversed_share": float(tr.reversed_share),
+        "steps": int(steps if steps is not None else tr.steps),
+        "batch_size": int(batch_size if batch_size is not None else tr.batch_size),
+        "learning_rate": float(learning_rate if learning_rate is not None else tr.learning_rate),
+        "warmup": float(tr.warmup),
+        "seed": int(seed if seed is not None else tr.seed),
+        "max_seq_length": int(tr.max_seq_length),
+        "max_answer_tokens": int(qa.max_answer_tokens),
+        "max_question_tokens": int(qa.max_question_tokens),
+        "eval_every": int(tr.eval_every),
+        "selection_questions": int(tr.selection_questions),
+        "freeze_embeddings": bool(tr.freeze_embeddings),
+        "dtype": str(tr.dtype),
     }
     if plan["steps"] < 1 or plan["batch_size"] < 1 or plan["learning_rate"] <= 0:
         raise ConfigError("train-qa needs steps >= 1, batch size >= 1 and a positive learning rate")
@@ -194,7 +195,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
     random.seed(plan["seed"])
     torch.manual_seed(plan["seed"])
     rng = random.Random(plan["seed"])
-    templates = qa_data.QuestionTemplates.from_config(cfg["extract"]["qa"])
+    templates = qa_data.QuestionTemplates.from_config(block(cfg, "extract.qa", QASettings))
     train_recs = list(qa_data.read_gold(plan["train_file"]))
     val_recs = list(qa_data.read_gold(plan["val_file"]))
     train_ex = qa_data.qa_examples(train_recs, templates, seed=plan["seed"], reversed_share=plan["reversed_share"])
@@ -221,7 +222,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
         # the optimiser's work and keeps words unseen in training where the encoder put them.
         for p in model.base_model.embeddings.parameters():
             p.requires_grad = False
-    eval_bs = int(cfg["extract"]["qa"]["batch_size"])
+    eval_bs = int(block(cfg, "extract.qa", QASettings).batch_size)
     lengths = [len(f["input_ids"]) for f in feats]
 
     def loss_of(idx: list[int]) -> Any:

@@ -80,3 +80,43 @@ def test_the_cli_refuses_an_old_key_in_one_line(capsys):
                    "(rename it: [extract.gate] threshold = ... (or --set extract.gate.threshold=...))"]
     assert main(["--set", "extract.gate.threshold=0.5", "config", "show", "--format", "json"]) == 0
     assert '"threshold": 0.5' in capsys.readouterr().out
+
+
+def test_each_component_block_is_its_section_typed():
+    """``block`` builds each component's frozen dataclass from its resolved section: the fields
+    are exactly the section's keys (sub-sections left out), the values the configuration's."""
+    import dataclasses
+
+    from causalkg.core.config import block
+    from causalkg.kg.settings import BLOCKS, GateSettings, QASettings
+
+    cfg = load_config(search_cwd=False, overrides={"extract.gate.threshold": 0.25, "extract.qa.max_causes": 3})
+    for section, cls in BLOCKS.items():
+        settings = block(cfg, section, cls)
+        as_dict = dataclasses.asdict(settings)
+        assert as_dict == {k: v for k, v in cfg.get(section).items() if f"{section}.{k}" not in BLOCKS}, section
+    gate = block(cfg, "extract.gate", GateSettings)
+    assert gate.threshold == 0.25 and gate.kind == "learned"
+    assert block(cfg, "extract.qa", QASettings).max_causes == 3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        gate.threshold = 0.5  # type: ignore[misc]
+
+
+def test_a_block_out_of_step_with_defaults_toml_fails_naming_the_keys():
+    from dataclasses import dataclass
+
+    from causalkg.core.config import block
+
+    @dataclass(frozen=True)
+    class Short:
+        kind: str
+        model: str
+        colour: str
+
+    cfg = load_config(search_cwd=False)
+    with pytest.raises(TypeError, match=r"Short does not match \[extract\.gate\]: keys without a field "
+                                        r"\['batch_size', 'first_pass', 'first_pass_keep', 'threshold'\], "
+                                        r"fields without a key \['colour'\]"):
+        block(cfg, "extract.gate", Short)
+    with pytest.raises(ConfigError, match=r"no config section \[extract\.nothing\]"):
+        block(cfg, "extract.nothing", Short)

@@ -26,11 +26,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from causalkg.core.config import Config
+from causalkg.core.config import Config, block
 from causalkg.core.errors import ConfigError
 from causalkg.core.manifest import file_sha256
 from causalkg.kg.extractors import Document, make_record, span_of, spans_overlap
 from causalkg.kg.sentences import Sentence
+from causalkg.kg.settings import LLMSettings
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 USER_MARK = "=== user ==="
@@ -131,10 +132,11 @@ class LLMExtractor:
         ex = cfg["extract"]
         self.client = client or ChatClient.from_config(cfg, model=model)
         self.model = self.client.model
-        self.prompt_file = prompt_path(ex["llm"]["prompt"], cfg.base_dir)
+        settings = block(cfg, "extract.llm", LLMSettings)
+        self.prompt_file = prompt_path(settings.prompt, cfg.base_dir)
         self.system, self.template = load_prompt(self.prompt_file)
-        self.max_attempts = max(1, int(ex["llm"]["max_attempts"]))
-        self.passage_chars = max(200, int(ex["llm"]["passage_chars"]))
+        self.max_attempts = max(1, int(settings.max_attempts))
+        self.passage_chars = max(200, int(settings.passage_chars))
         self.candidates_only = bool(ex["candidates_only"])
         self.counts: Counter[str] = Counter()
 
