@@ -43,6 +43,7 @@ UNICAUSAL_BERT_BASE = 52.4  # macro F1, cause-effect span detection, UniCausal (
 
 
 def _cfg(**extract):
+    """A Config with ``extract.KEY`` set for each KEY (dotted below [extract]: ``qa.model``)."""
     over = {f"extract.{k}": v for k, v in extract.items()}
     over.setdefault("extract.device", "cpu")
     return load_config(search_cwd=False, overrides=over)
@@ -57,7 +58,7 @@ def ensure_model() -> Path:
     from causalkg.kg.train_qa import train_qa
 
     cfg = load_config(search_cwd=False)
-    cfg = cfg.with_overrides({"extract.train_data": str(REPO / "snapshots" / "qa-training")})
+    cfg = cfg.with_overrides({"extract.qa.train.data": str(REPO / "snapshots" / "qa-training")})
     with timed() as t:
         res = train_qa(cfg, output=_model_dir(), if_missing=True)
     if not res.skipped:
@@ -122,14 +123,14 @@ def bench_quality(items, model_dir):
     from causalkg.kg.extractors.qa import QAExtractor
 
     rows = []
-    trained = QAExtractor(_cfg(qa_model=str(model_dir), candidates_only=False))
+    trained = QAExtractor.from_config(_cfg(**{"qa.model": str(model_dir)}, candidates_only=False))
     row, secs = score(trained, items)
     rows.append({"extractor": "qa, trained (models/causal-qa)", **row, "s": round(secs, 1)})
-    filt = QAExtractor(_cfg(qa_model=str(model_dir), candidates_only=True), qa_model=trained.qa)
+    filt = QAExtractor.from_config(_cfg(**{"qa.model": str(model_dir)}, candidates_only=True), qa_model=trained.qa)
     row, secs = score(filt, items)
     rows.append({"extractor": "qa, trained, candidate filter on", **row, "s": round(secs, 1)})
     # The floor answers every question (no thresholds): what random spans score.
-    floor = QAExtractor(_cfg(qa_model="random-head", candidates_only=False, min_score=0.0, null_threshold=-1e9),
+    floor = QAExtractor.from_config(_cfg(**{"qa.model": "random-head", "qa.min_score": 0.0, "qa.null_threshold": -1e9}, candidates_only=False),
                         qa_model=random_head_qa())
     row, secs = score(floor, items)
     rows.append({"extractor": "qa, random span head, no thresholds (floor)", **row, "s": round(secs, 1)})
@@ -237,7 +238,7 @@ def bench_speed(items, docs, model_dir):
         sent_table.add("patterns", n, t.seconds, baseline=True, requests=0)
         qa_model = None
         for bs in (1, 8, 32, 64):
-            ext = QAExtractor(_cfg(qa_model=str(model_dir), batch_size=bs, candidates_only=only), qa_model=qa_model)
+            ext = QAExtractor.from_config(_cfg(**{"qa.model": str(model_dir), "qa.batch_size": bs}, candidates_only=only), qa_model=qa_model)
             qa_model = ext.qa
             qa_model.batch_size = bs
             before = qa_model.features

@@ -13,7 +13,7 @@ trained now when missing).
    (all, CNC, SemEval) and the share of the corpus's sentences read; the tuned threshold (chosen
    on the validation split, never on test) is marked. Beside it, the cue gate (a causal cue, or a
    mention of the document concept).
-   Beside it, the tuned gate behind its first pass (``extract.gate_first_pass``: the encoder
+   Beside it, the tuned gate behind its first pass (``extract.gate.first_pass``: the encoder
    scores only sentences whose word logit reaches a threshold chosen on validation), with the
    share of the corpus the encoder then reads.
 2. Speed: sentences/s of the learned gate (MiniLM embeddings + the regression) on the corpus
@@ -57,8 +57,8 @@ def main() -> None:
         res = train_gate(cfg, if_missing=True)
     if not res.skipped:
         print(f"(trained the gate in {t.seconds:.0f} s)\n")
-    gate = SentenceGate(cfg.path("extract.gate_model"), device=stage_device(cfg, "extract.device"),
-                        batch_size=int(cfg["extract"]["gate_batch_size"]), **encoder_backend(cfg))
+    gate = SentenceGate(cfg.path("extract.gate.model"), device=stage_device(cfg, "extract.device"),
+                        batch_size=int(cfg["extract"]["gate"]["batch_size"]), **encoder_backend(cfg))
     seg = make_segmenter(cfg)
 
     test = [json.loads(line) for line in TEST.read_text(encoding="utf-8").splitlines()]
@@ -67,10 +67,10 @@ def main() -> None:
     src = np.array([r["source"] for r in test])
     cues = cue_hits(texts, seg)
     test_scores = gate.scores(texts, cues)
-    # The first pass (extract.gate_first_pass): its threshold on the word logit, chosen on
+    # The first pass (extract.gate.first_pass): its threshold on the word logit, chosen on
     # validation (the manifest's, or computed from the validation file), never on test.
-    first_pass, _ = load_first_pass(gate, keep=float(cfg["extract"]["gate_first_pass_keep"]),
-                                    validation=cfg.input_path("extract.gate_train_data") / "val.jsonl", segmenter=seg,
+    first_pass, _ = load_first_pass(gate, keep=float(cfg["extract"]["gate"]["first_pass_keep"]),
+                                    validation=cfg.input_path("extract.gate.train.data") / "val.jsonl", segmenter=seg,
                                     cache_dir=cfg.path("paths.cache") / "gate-first-pass")
     test_read = gate.word_logits(texts, cues) >= first_pass
 

@@ -49,8 +49,8 @@ class Row:
     label: str
     device: str
     dtype: str
-    batch: int = 32  # extract.batch_size: QA features per forward pass
-    gate_batch: int = 64  # extract.gate_batch_size
+    batch: int = 32  # extract.qa.batch_size: QA features per forward pass
+    gate_batch: int = 64  # extract.gate.batch_size
     shard: int = 8  # extract.shard_size
     procs: int = 1  # separate `kg extract` processes, each on its slice of the documents
     workers: int = 1  # extract.workers: one `kg extract` with a pool of worker processes
@@ -127,9 +127,9 @@ def run_row(row: Row, lines: list[bytes], tmp: Path) -> dict:
         for i, (path, _) in enumerate(parts):
             out = folder / f"out{i}.jsonl"
             sets = {"paths.data": folder / "data", "paths.cache": folder / "cache", "run.progress": "never",
-                    "extract.input": path, "extract.output": out, "extract.gate_model": GATE, "extract.qa_model": QA,
-                    "extract.device": row.device, "extract.dtype": row.dtype, "extract.batch_size": row.batch,
-                    "extract.gate_batch_size": row.gate_batch, "extract.shard_size": row.shard,
+                    "extract.input": path, "extract.output": out, "extract.gate.model": GATE, "extract.qa.model": QA,
+                    "extract.device": row.device, "extract.dtype": row.dtype, "extract.qa.batch_size": row.batch,
+                    "extract.gate.batch_size": row.gate_batch, "extract.shard_size": row.shard,
                     "extract.workers": row.workers}
             cmd = CK + ["kg", "extract"] + [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
             log = (folder / f"log{i}.txt").open("wb")

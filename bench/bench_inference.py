@@ -83,14 +83,14 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.2f}\n")
     qa_runs = []
     for backend, dtype in QA_FORMATS:
-        ext = QAExtractor(_cfg(qa_model=str(model_dir), candidates_only=False, dtype=dtype, backend=backend))
+        ext = QAExtractor.from_config(_cfg(**{"qa.model": str(model_dir)}, candidates_only=False, dtype=dtype, backend=backend))
         qa_runs.append(("qa", ext, ext.qa))
     print("### QA (features: questions and their overflow windows)\n")
     print(render_table(_table(qa_runs, items, rounds), None, "md", floatfmt=".1f"))
     del qa_runs
     tag_runs = []
     for dtype in TAGGER_FORMATS:
-        ext = TaggerExtractor(_cfg(tagger_model=str(tagger.output), candidates_only=False, dtype=dtype))
+        ext = TaggerExtractor(_cfg(**{"tagger.model": str(tagger.output)}, candidates_only=False, dtype=dtype))
         tag_runs.append(("tagger", ext, ext.tagger))
     print("\n### Span tagger (features: tagging passes, one per sentence and relation)\n")
     print(render_table(_table(tag_runs, items, rounds), None, "md", floatfmt=".1f"))

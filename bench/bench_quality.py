@@ -11,7 +11,7 @@ Each configuration runs the real stage (``kg.extract.extract``) with the default
 ``causalkg/core/defaults.toml`` and the overrides named in its row. A predicted (cause, effect) pair
 matches a gold pair when both spans share a content token with the gold spans, one to one per
 sentence (``kg.span_metrics.PairMatch``); "strict" also asks token F1 >= 0.5 on both sides.
-Rows: the default, without the gate's first pass (``extract.gate_first_pass``), in bfloat16 (``extract.dtype``: the gate's encoder and QA; on a CPU that
+Rows: the default, without the gate's first pass (``extract.gate.first_pass``), in bfloat16 (``extract.dtype``: the gate's encoder and QA; on a CPU that
 multiplies bfloat16 natively, else the same float32 run) and on PyTorch float32 (the runtime
 before ONNX Runtime); the previous defaults (one cause per sentence at the QA model's own tuned
 no-answer threshold, behind the learned gate and behind the cue gate) and QA reading every
@@ -96,23 +96,23 @@ def main() -> None:
     records = gold_relations()
     defaults = load_config(search_cwd=False)["extract"]
     configs = [
-        (f"default ({defaults['extractor']}, {defaults['gate']} gate"
-         + (", behind its first pass)" if defaults["gate_first_pass"] else ")"), {}),
-        ("the default without the gate's first pass (extract.gate_first_pass = false)", {"extract.gate_first_pass": False}),
+        (f"default ({defaults['extractor']}, {defaults['gate']['kind']} gate"
+         + (", behind its first pass)" if defaults["gate"]["first_pass"] else ")"), {}),
+        ("the default without the gate's first pass (extract.gate.first_pass = false)", {"extract.gate.first_pass": False}),
         ("default in bfloat16 (extract.dtype; float32 where the CPU has no native bfloat16)",
          {"extract.dtype": "bfloat16"}),
         ("default on PyTorch float32 (extract.backend = torch)", {"extract.backend": "torch"}),
         ("qa, learned gate, one cause, the model's threshold (previous default)",
-         {"extract.extractor": "qa", "extract.gate": "learned", "extract.max_causes": 1,
-          "extract.null_threshold_from_model": True}),
+         {"extract.extractor": "qa", "extract.gate.kind": "learned", "extract.qa.max_causes": 1,
+          "extract.qa.null_threshold_from_model": True}),
         ("qa, cue gate, one cause, the model's threshold (default before; the issue's baseline)",
-         {"extract.extractor": "qa", "extract.gate": "cues", "extract.max_causes": 1,
-          "extract.null_threshold_from_model": True}),
+         {"extract.extractor": "qa", "extract.gate.kind": "cues", "extract.qa.max_causes": 1,
+          "extract.qa.null_threshold_from_model": True}),
         ("qa, every sentence (baseline)", {"extract.extractor": "qa", "extract.candidates_only": False}),
-        ("qa, learned gate", {"extract.extractor": "qa", "extract.gate": "learned"}),
-        ("tagger, learned gate", {"extract.extractor": "tagger", "extract.gate": "learned"}),
+        ("qa, learned gate", {"extract.extractor": "qa", "extract.gate.kind": "learned"}),
+        ("tagger, learned gate", {"extract.extractor": "tagger", "extract.gate.kind": "learned"}),
         ("tagger, every sentence", {"extract.extractor": "tagger", "extract.candidates_only": False}),
-        ("tagger, cue gate", {"extract.extractor": "tagger", "extract.gate": "cues"}),
+        ("tagger, cue gate", {"extract.extractor": "tagger", "extract.gate.kind": "cues"}),
     ]
     # BENCH_QUALITY_CONFIGS=N: the first N rows only (the default and its first pass: 2)
     configs = configs[: int(os.environ.get("BENCH_QUALITY_CONFIGS", "0")) or None]

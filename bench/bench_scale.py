@@ -111,7 +111,7 @@ def measured(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -
 def sets(info: dict, data: Path) -> list[str]:
     out = []
     for s in [*info["set"], f"paths.data={data}", f"paths.cache={data / 'cache'}", "run.workers=2",
-              "run.progress=never", f"linking.index={INDEX}", "extract.shard_size=10", f"extract.gate_model={GATE}", f"extract.qa_model={QA}",
+              "run.progress=never", f"linking.index={INDEX}", "extract.shard_size=10", f"extract.gate.model={GATE}", f"extract.qa.model={QA}",
               f"extract.input={data / 'corpus' / 'corpus.jsonl'}", f"extract.output={data / 'kg' / 'extractions.jsonl'}"]:
         out += ["--set", s]
     return out
@@ -203,7 +203,7 @@ def stages(n: int, tmp: Path, record: Callable[..., None] = lambda *a, **k: None
     if "world" in res:
         done("world")
     common = sets(info, data)
-    cheap = ["--set", "extract.extractor=patterns", "--set", "extract.gate=cues"]
+    cheap = ["--set", "extract.extractor=patterns", "--set", "extract.gate.kind=cues"]
     steps = [
         ("wikidata", ["corpus", "build", "--only", "wikidata", "--source", "snapshot", *common]),
         ("wikipedia", ["corpus", "build", "--only", "wikipedia", *common]),

@@ -245,13 +245,13 @@ def main() -> None:
     print(render_table(split_figures(verifier, drop), ["classifier", "pairs", "accuracy", "macro F1",
                                                        *[f"F1 {n}" for n in LABELS], "pairs/s"], "md", floatfmt=".3g"))
     records = news_records()
-    runs = [("patterns, cue gate", {"extract.extractor": "patterns", "extract.gate": "cues"})]
-    if cfg.path("extract.tagger_model").is_dir():
-        runs.insert(0, ("tagger, cue gate", {"extract.extractor": "tagger", "extract.gate": "cues"}))
-    if cfg.path("extract.qa_model").is_dir() and cfg.path("extract.gate_model").is_dir():
+    runs = [("patterns, cue gate", {"extract.extractor": "patterns", "extract.gate.kind": "cues"})]
+    if cfg.path("extract.tagger.model").is_dir():
+        runs.insert(0, ("tagger, cue gate", {"extract.extractor": "tagger", "extract.gate.kind": "cues"}))
+    if cfg.path("extract.qa.model").is_dir() and cfg.path("extract.gate.model").is_dir():
         runs.insert(0, ("qa, learned gate (default)", {}))
     else:
-        print(f"\n(no {cfg.path('extract.qa_model')} or {cfg.path('extract.gate_model')}: the default extractor's "
+        print(f"\n(no {cfg.path('extract.qa.model')} or {cfg.path('extract.gate.model')}: the default extractor's "
               "rows need `make kg`'s models)")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -31,7 +31,7 @@ def gate_figures(folder: Path, cfg) -> dict[str, float]:
     from causalkg.kg.gate import SentenceGate, cue_hits
     from causalkg.kg.sentences import make_cue_segmenter
 
-    val = list(read_jsonl(cfg.input_path("extract.gate_train_data") / "val.jsonl"))
+    val = list(read_jsonl(cfg.input_path("extract.gate.train.data") / "val.jsonl"))
     texts = [r["text"] for r in val]
     y = np.asarray([bool(r["causal"]) for r in val])
     gate = SentenceGate(folder, device="cpu")
@@ -50,7 +50,7 @@ def qa_figures(folder: Path, cfg) -> dict[str, float]:
     from causalkg.kg.train_qa import _validate, training_plan
 
     plan = training_plan(cfg)
-    templates = qa_data.QuestionTemplates.from_config(cfg["extract"])
+    templates = qa_data.QuestionTemplates.from_config(cfg["extract"]["qa"])
     val_ex = qa_data.qa_examples(list(qa_data.read_gold(plan["val_file"])), templates, seed=plan["seed"] + 1)
     threshold = float(read_manifest(folder)["recommended"]["null_threshold"])
     model = AutoModelForQuestionAnswering.from_pretrained(folder).eval()
@@ -80,7 +80,7 @@ def measure(package: Path, gate: Path, qa: Path, verifier: Path) -> dict[str, di
     from causalkg.kg.modelpack import install_models
 
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config(overrides={"extract.gate_model": f"{tmp}/causal-gate", "extract.qa_model": f"{tmp}/causal-qa",
+        cfg = load_config(overrides={"extract.gate.model": f"{tmp}/causal-gate", "extract.qa.model": f"{tmp}/causal-qa",
                                      "kg.verifier.model": f"{tmp}/causal-verifier"})
         install_models(cfg, package=package)
         return {

@@ -1,7 +1,7 @@
 """Choose the QA extractor's decoding settings by end-to-end pair F1 on the validation split.
 
     python scripts/tune_extract.py                       # the default grid
-    python scripts/tune_extract.py --grid '[{"extract.max_causes": 3}]'
+    python scripts/tune_extract.py --grid '[{"extract.qa.max_causes": 3}]'
 
 Runs the real ``kg extract`` stage (``bench.bench_quality.run``) over the Causal News Corpus
 sentences of ``snapshots/qa-training/val.jsonl`` (gold causal sentences with their relations;
@@ -26,15 +26,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 VAL = REPO / "snapshots" / "qa-training" / "val.jsonl"
 
-_FIXED = {"extract.null_threshold_from_model": False}
+_FIXED = {"extract.qa.null_threshold_from_model": False}
 DEFAULT_GRID = [
-    {"extract.null_threshold_from_model": True, "extract.max_causes": 1},  # the model's own threshold
-    *({**_FIXED, "extract.null_threshold": t, "extract.max_causes": 1} for t in (1.0, 0.0, -1.0, -2.0, -4.0)),
-    *({**_FIXED, "extract.null_threshold": -2.0, "extract.max_causes": c, "extract.min_score": m}
+    {"extract.qa.null_threshold_from_model": True, "extract.qa.max_causes": 1},  # the model's own threshold
+    *({**_FIXED, "extract.qa.null_threshold": t, "extract.qa.max_causes": 1} for t in (1.0, 0.0, -1.0, -2.0, -4.0)),
+    *({**_FIXED, "extract.qa.null_threshold": -2.0, "extract.qa.max_causes": c, "extract.qa.min_score": m}
       for c in (1, 2, 3) for m in (0.0, 0.01, 0.05)),
-    {**_FIXED, "extract.null_threshold": 0.0, "extract.max_causes": 2, "extract.min_score": 0.01},
-    {**_FIXED, "extract.null_threshold": -2.0, "extract.max_causes": 2, "extract.max_effects": 2,
-     "extract.min_score": 0.01},
+    {**_FIXED, "extract.qa.null_threshold": 0.0, "extract.qa.max_causes": 2, "extract.qa.min_score": 0.01},
+    {**_FIXED, "extract.qa.null_threshold": -2.0, "extract.qa.max_causes": 2, "extract.qa.max_effects": 2,
+     "extract.qa.min_score": 0.01},
 ]
 
 

@@ -14,6 +14,7 @@ by the CLI (or by the caller of the Python API) and passed down.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import json
 import os
@@ -21,7 +22,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, TypeVar
 
 from causalkg.core.errors import ConfigError
 from causalkg.core.ranges import check_ranges
@@ -84,12 +85,44 @@ def _check_type(key: str, default: Any, value: Any, origin: str) -> Any:
 # of 59 prefixed keys became one section per family (eval.sqc_matcher -> eval.sqc.matcher).
 _EVAL_FAMILIES = ("recall", "report", "precision", "sqc", "consistency", "soft", "elo", "meta", "align")
 
+# ... and the flat [extract] section of prefixed keys became one block per component: the
+# earlier key under extract. -> its name now under extract. (one table, read both ways).
+_TRAIN_KEYS = ("data", "base_model", "steps", "batch_size", "learning_rate", "warmup", "seed", "max_seq_length",
+               "eval_every", "selection_questions", "freeze_embeddings", "dtype", "reversed_share")
+EXTRACT_RENAMED: dict[str, str] = {
+    "gate": "gate.kind",
+    **{f"gate_{k}": f"gate.{k}" for k in ("model", "threshold", "batch_size", "first_pass", "first_pass_keep")},
+    **{f"gate_train_{k}": f"gate.train.{k}" for k in ("data", "c", "mix", "steps", "batch_size", "learning_rate")},
+    "gate_encoder": "gate.train.encoder",
+    "gate_target_recall": "gate.train.target_recall",
+    "qa_model": "qa.model",
+    "batch_size": "qa.batch_size",
+    **{k: f"qa.{k}" for k in ("max_anchors", "questions_anchored", "question_cause", "question_effect",
+                              "max_seq_length", "doc_stride", "max_question_tokens", "max_answer_tokens", "min_score",
+                              "null_threshold", "null_threshold_from_model", "max_causes", "max_effects",
+                              "anchored_needs_causal_sentence", "drop_reversed_anchored")},
+    **{f"train_{k}": f"qa.train.{k}" for k in _TRAIN_KEYS},
+    **{f"tagger_{k}": f"tagger.{k}" for k in ("model", "batch_size", "max_seq_length", "max_relations", "min_score")},
+    **{f"tagger_train_{k}": f"tagger.train.{k}" for k in ("data", "sources", "base_model", "steps", "batch_size",
+                                                          "learning_rate", "frozen_layers", "eval_every")},
+    **{f"llm_{k}": f"llm.{k}" for k in ("prompt", "max_attempts", "passage_chars")},
+}
+# Earlier keys that several trainers read: each trainer has its own key now.
+_EXTRACT_SHARED = {"train_warmup": ("gate", "tagger"), "train_seed": ("gate", "tagger"),
+                   "train_dtype": ("gate",), "train_freeze_embeddings": ("tagger",)}
+
 
 def renamed_key(dotted: str) -> str | None:
     """The current name of a key an earlier version used (``eval.sqc_matcher`` ->
-    ``eval.sqc.matcher``), or None when ``dotted`` is not such a key."""
+    ``eval.sqc.matcher``, ``extract.gate_threshold`` -> ``extract.gate.threshold``), or None
+    when ``dotted`` is not such a key."""
     section, _, key = dotted.partition(".")
-    if section != "eval" or "." in key:
+    if "." in key:
+        return None
+    if section == "extract":
+        new = EXTRACT_RENAMED.get(key)
+        return f"extract.{new}" if new is not None else None
+    if section != "eval":
         return None
     if key in ("wordnet_dir", "wordnet_source"):
         return f"eval.soft.{key}"
@@ -97,6 +130,16 @@ def renamed_key(dotted: str) -> str | None:
     if family in _EVAL_FAMILIES and rest:
         return f"eval.{family}.{rest}"
     return None
+
+
+def _renamed_error(origin: str, dotted: str, new: str) -> ConfigError:
+    section, key = new.rsplit(".", 1)
+    hint = f"rename it: [{section}] {key} = ... (or --set {new}=...)"
+    old = dotted.partition(".")[2]
+    if dotted.startswith("extract.") and old in _EXTRACT_SHARED:
+        others = ", ".join(f"extract.{c}.train.{key}" for c in _EXTRACT_SHARED[old])
+        hint += f"; the other trainers that read it have their own: {others}"
+    return ConfigError(f"{origin}: config key {dotted} is now {new}", hint=hint)
 
 
 def section_names() -> set[str]:
@@ -117,13 +160,16 @@ def _merge(defaults: dict, overrides: Mapping, origin: str, prefix: str = "") ->
         if key not in defaults:
             new = renamed_key(dotted)
             if new is not None and _has_key(new):
-                raise ConfigError(f"{origin}: config key {dotted} is now {new}",
-                                  hint=f"rename it: [{new.rsplit('.', 1)[0]}] {new.rsplit('.', 1)[1]} = ... "
-                                       f"(or --set {new}=...)")
+                raise _renamed_error(origin, dotted, new)
             close = difflib.get_close_matches(key, list(defaults), n=1)
             hint = f"did you mean {prefix}{close[0]}?" if close else "see causalkg/core/defaults.toml for the keys"
             raise ConfigError(f"{origin}: unknown config key {dotted}", hint=hint)
         default = defaults[key]
+        if isinstance(default, dict) and default and not isinstance(value, dict):
+            # a key that became a section (extract.gate = "cues" -> extract.gate.kind)
+            new = renamed_key(dotted)
+            if new is not None and _has_key(new):
+                raise _renamed_error(origin, dotted, new)
         # A table of free-form entries (default {}) takes any keys; a table with keys is checked.
         if isinstance(default, dict) and default and isinstance(value, dict):
             out[key] = _merge(default, value, origin, prefix=f"{dotted}.")
@@ -293,6 +339,29 @@ def env_overrides(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
             key, value = parse_assignment(part.strip(), origin=ENV_SET)
             out[key] = value
     return out
+
+
+B = TypeVar("B")
+
+
+def block(cfg: Config, dotted: str, cls: type[B]) -> B:
+    """The resolved section ``dotted`` (``extract.gate``) as ``cls``, a frozen dataclass whose
+    fields are exactly the section's keys; its own sections (``extract.gate.train``) are left out.
+    The dataclass declares names and types only: the defaults stay written once, in defaults.toml.
+
+    Raises ConfigError when ``dotted`` is not a section of defaults.toml, TypeError when the
+    dataclass's fields and the section's keys differ (the dataclass is out of step with the file).
+    """
+    sections = section_names()
+    if dotted not in sections:
+        raise ConfigError(f"no config section [{dotted}]")
+    values = cfg.get(dotted)
+    keys = {k for k in values if f"{dotted}.{k}" not in sections}
+    fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    if fields != keys:
+        raise TypeError(f"{cls.__name__} does not match [{dotted}]: keys without a field {sorted(keys - fields)}, "
+                        f"fields without a key {sorted(fields - keys)}")
+    return cls(**{k: copy.deepcopy(values[k]) for k in fields})
 
 
 PathLike = str | os.PathLike

@@ -292,7 +292,7 @@ __all__ = ["OFFLINE_MINILM_NAMES", "resolve_device", "stage_device", "resolve_en
 
 def training_files(cfg: Config, key: str, data: str | os.PathLike | None, what: str) -> dict[str, Path]:
     """``{"train": ..., "val": ...}``: the ``train.jsonl`` and ``val.jsonl`` of the folder ``data``
-    (default: the config path ``key``, e.g. ``extract.train_data``). Raises ConfigError naming
+    (default: the config path ``key``, e.g. ``extract.qa.train.data``). Raises ConfigError naming
     ``what`` ("QA", "gate", "tagger") and ``key`` when either is missing."""
     folder = Path(data) if data is not None else cfg.path(key)
     files = {name: folder / f"{name}.jsonl" for name in ("train", "val")}

@@ -26,13 +26,13 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 from pydantic import ValidationError
 
 from causalkg.core import faults
 from causalkg.core.models import stage_device
-from causalkg.core.config import Config
+from causalkg.core.config import EXTRACT_RENAMED, Config, block, flat_items
 from causalkg.core.distributed import ActorPool, RaySettings, RayStats, engine_of
 from causalkg.core.contracts import CorpusDocument, Extraction, TextRecord
 from causalkg.core.errors import ConfigError, SchemaError
@@ -46,11 +46,12 @@ from causalkg.core.shards import Shards
 from causalkg.kg.cues import BASE_CUES, CNC_CUES
 from causalkg.kg.extractors import Document, Extractor, create_extractor, sort_records
 from causalkg.kg.sentences import Segmenter, concept_labels, make_cue_segmenter
+from causalkg.kg.settings import GateSettings
 
 log = logging.getLogger(__name__)
 
 STAGE = "kg.extract"
-# Keys of [extract] that do not change what a shard holds.
+# Keys of [extract] that do not change what a shard holds (flat names: see _fingerprinted_keys).
 _IO_KEYS = {"input", "output", "shard_size", "extractor", "device", "batch_size", "gate_batch_size", "tagger_batch_size",
             "workers"}
 
@@ -84,29 +85,29 @@ def make_segmenter(cfg: Config, *, with_gate: bool = False) -> Segmenter:
 
 
 def make_gate(cfg: Config, *, segmenter: Segmenter | None = None) -> Any:
-    """The learned sentence gate (``kg.gate.SentenceGate``) when ``extract.gate`` is "learned"
+    """The learned sentence gate (``kg.gate.SentenceGate``) when ``extract.gate.kind`` is "learned"
     and ``extract.candidates_only`` is on; None otherwise (the cue gate, or every sentence).
-    With ``extract.gate_first_pass`` its first pass is set (``kg.gate.load_first_pass``: from
+    With ``extract.gate.first_pass`` its first pass is set (``kg.gate.load_first_pass``: from
     the gate's manifest, or computed once from its validation file and cached under
     ``paths.cache``); ``segmenter``: the cue lexicon's, made here when None.
     Raises ConfigError for an unknown gate, ModelError when the gate model is missing."""
     ex = cfg["extract"]
-    kind = str(ex["gate"])
-    if kind not in ("learned", "cues"):
-        raise ConfigError(f"extract.gate must be 'learned' or 'cues', not {kind!r}")
-    if kind != "learned" or not ex["candidates_only"]:
+    gs = block(cfg, "extract.gate", GateSettings)
+    if gs.kind not in ("learned", "cues"):
+        raise ConfigError(f"extract.gate.kind must be 'learned' or 'cues', not {gs.kind!r}")
+    if gs.kind != "learned" or not ex["candidates_only"]:
         return None
     from causalkg.kg.gate import SentenceGate, encoder_backend, gate_dtype, load_first_pass
 
-    t = float(ex["gate_threshold"])
-    gate = SentenceGate(cfg.path("extract.gate_model"), device=stage_device(cfg, "extract.device"),
-                        batch_size=int(ex["gate_batch_size"]), threshold=None if t < 0 else t, dtype=gate_dtype(cfg),
+    t = float(gs.threshold)
+    gate = SentenceGate(cfg.path("extract.gate.model"), device=stage_device(cfg, "extract.device"),
+                        batch_size=int(gs.batch_size), threshold=None if t < 0 else t, dtype=gate_dtype(cfg),
                         **encoder_backend(cfg))
-    if ex["gate_first_pass"]:
-        data = cfg.input_path("extract.gate_train_data")  # the bundled snapshot from any folder
+    if gs.first_pass:
+        data = cfg.input_path("extract.gate.train.data")  # the bundled snapshot from any folder
         validation = data / "val.jsonl" if data is not None else None
         gate.first_pass, gate.first_pass_source = load_first_pass(
-            gate, keep=float(ex["gate_first_pass_keep"]), validation=validation,
+            gate, keep=float(gs.first_pass_keep), validation=validation,
             segmenter=segmenter or make_cue_segmenter(ex), cache_dir=cfg.path("paths.cache") / "gate-first-pass")
     return gate
 
@@ -122,9 +123,10 @@ def extract_workers(cfg: Config) -> int:
 
 def _gate_settings(cfg: Config) -> dict[str, Any]:
     ex = cfg["extract"]
-    if ex["gate"] != "learned" or not ex["candidates_only"]:
-        return {"gate": ex["gate"] if ex["candidates_only"] else "none"}
-    folder = cfg.path("extract.gate_model")
+    kind = block(cfg, "extract.gate", GateSettings).kind
+    if kind != "learned" or not ex["candidates_only"]:
+        return {"gate": kind if ex["candidates_only"] else "none"}
+    folder = cfg.path("extract.gate.model")
     weights = folder / "gate.npz"
     return {"gate": "learned", "model": str(folder),
             "sha256": file_sha256(weights) if weights.is_file() else None,
@@ -185,6 +187,21 @@ def _count_lines(path: Path) -> int:
         return sum(1 for line in fh if line.strip())
 
 
+def _fingerprinted_keys(section: Mapping[str, Any]) -> dict[str, Any]:
+    """The [extract] settings a shard's output depends on (not the I/O and batch sizes, not the
+    trainers'), keyed by their flat names of before the section was split into blocks
+    (``gate_threshold`` for ``extract.gate.threshold``): the same settings give the same
+    fingerprint as before the split, so finished extractions stay current."""
+    old_name = {new: old for old, new in EXTRACT_RENAMED.items()}
+    out: dict[str, Any] = {}
+    for dotted, value in flat_items(section, prefix="extract."):
+        key = dotted[len("extract."):]
+        key = old_name.get(key, None if "." in key else key)  # None: a trainer key with no flat name
+        if key is not None and key not in _IO_KEYS and not key.startswith(("train_", "gate_train", "tagger_train")):
+            out[key] = value
+    return out
+
+
 def _settings(cfg: Config, extractor_spec: str) -> dict[str, Any]:
     """Everything the output depends on, known without loading a model: the [extract] keys
     that matter, the lexicon files, and the model's identity (a QA folder's checksum)."""
@@ -192,8 +209,8 @@ def _settings(cfg: Config, extractor_spec: str) -> dict[str, Any]:
     from causalkg.kg.extractors.patterns import PATTERNS
     from causalkg.core.models import local_model_path
 
-    ex = {k: v for k, v in cfg["extract"].items()
-          if k not in _IO_KEYS and not k.startswith(("train_", "gate_train", "tagger_train"))}
+    ex = _fingerprinted_keys(cfg["extract"])
+    qa_model, tagger_model = cfg["extract"]["qa"]["model"], cfg["extract"]["tagger"]["model"]
     # The extractor by versioned name (qa -> qa.v1): "qa" and "qa.v1" are one setting.
     out: dict[str, Any] = {"extract": ex, "extractor": versioned_spec("extractor", extractor_spec),
                            "lexicon": {"base": file_sha256(BASE_CUES), "cnc": file_sha256(CNC_CUES)},
@@ -201,12 +218,12 @@ def _settings(cfg: Config, extractor_spec: str) -> dict[str, Any]:
     given = parse_spec(extractor_spec)
     spec = Spec(registry("extractor").base(given.backend), given.arg)
     if spec.backend == "qa":
-        path, local = local_model_path(spec.arg or ex["qa_model"], cfg.base_dir)
-        out["model"] = {"name": spec.arg or ex["qa_model"],
+        path, local = local_model_path(spec.arg or qa_model, cfg.base_dir)
+        out["model"] = {"name": spec.arg or qa_model,
                         "sha256": describe_input(path)["sha256"] if local else None}
     elif spec.backend == "tagger":
-        path, local = local_model_path(spec.arg or ex["tagger_model"], cfg.base_dir)
-        out["model"] = {"name": spec.arg or ex["tagger_model"],
+        path, local = local_model_path(spec.arg or tagger_model, cfg.base_dir)
+        out["model"] = {"name": spec.arg or tagger_model,
                         "sha256": describe_input(path)["sha256"] if local else None}
     elif spec.backend == "patterns":
         p = Path(spec.arg) if spec.arg else PATTERNS

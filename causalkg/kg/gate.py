@@ -4,14 +4,14 @@ A causal-sentence classifier made of two scores added in one linear function:
 
 1. the encoder the toolkit already has (all-MiniLM-L6-v2), **fine-tuned** as a classifier
    (:func:`fine_tune_encoder`: its mean-pooled, L2-normalised embedding into one linear unit,
-   ``extract.gate_train_steps`` steps, bfloat16 where the CPU has it) and saved in the gate's
+   ``extract.gate.train.steps`` steps, bfloat16 where the CPU has it) and saved in the gate's
    folder as a sentence-transformers model, so it runs on ONNX Runtime like the linker's;
 2. a logistic regression over the sentence's words (TF-IDF of word unigrams and bigrams,
    :class:`WordFeatures`) and one feature saying whether it carries a cue of the causal lexicon
    (``kg.cues``): the connectives ("due to", "led to", "after") stay visible.
 
 Each score is divided by its spread on validation and they are mixed in the share
-(``extract.gate_train_mix``) that ranks validation best. The frozen encoder with the regression
+(``extract.gate.train.mix``) that ranks validation best. The frozen encoder with the regression
 read 51% of the snapshot corpus at 95% held-out recall (version 1), the words beside it 45%
 (version 2); the fine-tuned encoder with the words reads well under 40%
 (``python -m bench gate``). ``causalkg kg train-gate`` trains it from
@@ -19,19 +19,19 @@ read 51% of the snapshot corpus at 95% held-out recall (version 1), the words be
 not; see its SOURCE.md).
 
 The decision threshold is chosen on the validation split: the highest score that keeps
-``extract.gate_target_recall`` of its gold causal sentences. The test split is never read here
+``extract.gate.train.target_recall`` of its gold causal sentences. The test split is never read here
 (``bench/bench_gate.py`` reports recall on it, and the share of the snapshot corpus read).
 
-**The first pass** (``extract.gate_first_pass``): the word model's share of the gate's logit (the
+**The first pass** (``extract.gate.first_pass``): the word model's share of the gate's logit (the
 n-grams and the cue, no encoder) costs microseconds a sentence, the encoder milliseconds. The
 encoder scores only the sentences whose word score reaches the first-pass threshold: the highest
-one that keeps ``extract.gate_first_pass_keep`` of the validation sentences the whole gate passes
+one that keeps ``extract.gate.first_pass_keep`` of the validation sentences the whole gate passes
 (1.0: the lowest word score among them). Training stores it in the manifest (``first_pass``); for
 a gate trained before (the shipped one) it is computed once from the validation file the
 manifest names by checksum, in float32, and cached (``first_pass_threshold``). A sentence the
 first pass stops has ``gate_pass`` False, no ``gate_score`` and ``gate_reason`` "first pass".
 
-The model folder (``extract.gate_model``, default ``models/causal-gate``) holds ``encoder/``
+The model folder (``extract.gate.model``, default ``models/causal-gate``) holds ``encoder/``
 (the fine-tuned sentence encoder), ``gate.npz`` (weights of the embedding and cue features,
 weights and IDF of the words, bias), ``words.json`` (the word n-grams, in weight order) and
 ``manifest.json`` (training fingerprint, threshold, validation curve).
@@ -55,11 +55,12 @@ import numpy as np
 
 from causalkg.core.models import (bucketed_batches, fine_tune, resolve_device, resolve_encoder_path, stage_device, training_dtype,
                              training_files)
-from causalkg.core.config import Config
+from causalkg.core.config import Config, block
 from causalkg.core.errors import ConfigError, ModelError
 from causalkg.core.jsonl import atomic_write, replace_dir, temp_dir_beside
 from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, write_manifest
 from causalkg.core.progress import progress
+from causalkg.kg.settings import GateSettings, GateTrainSettings
 
 log = logging.getLogger(__name__)
 
@@ -429,8 +430,8 @@ def load_first_pass(gate: SentenceGate, *, keep: float, validation: str | os.Pat
     if path is None or not path.is_file() or describe_input(path)["sha256"] != want:
         raise ModelError(f"the sentence gate in {gate.folder} holds no first-pass threshold, and its validation "
                          f"file is not at {path} (checksum {str(want)[:12]})",
-                         hint="point extract.gate_train_data at the data it was trained on, retrain it with "
-                              "'causalkg kg train-gate --force', or set extract.gate_first_pass = false")
+                         hint="point extract.gate.train.data at the data it was trained on, retrain it with "
+                              "'causalkg kg train-gate --force', or set extract.gate.first_pass = false")
     key = fingerprint({"weights": describe_input(gate.folder / WEIGHTS)["sha256"], "val": want, "keep": float(keep),
                        "threshold": gate.threshold, "version": GATE_VERSION})
     cached = Path(cache_dir) / f"{key}.json" if cache_dir is not None else None
@@ -473,30 +474,32 @@ def gate_plan(cfg: Config, data: str | os.PathLike | None = None) -> dict[str, A
     from causalkg.linking.encoder import model_fingerprint
 
     ex = cfg["extract"]
-    files = training_files(cfg, "extract.gate_train_data", data, "gate")
-    recall = float(ex["gate_target_recall"])
+    tr = block(cfg, "extract.gate.train", GateTrainSettings)
+    files = training_files(cfg, "extract.gate.train.data", data, "gate")
+    recall = float(tr.target_recall)
     if not 0 < recall <= 1:
-        raise ConfigError("extract.gate_target_recall must be in (0, 1]")
-    if int(ex["gate_train_steps"]) < 1 or int(ex["gate_train_batch_size"]) < 1 or float(ex["gate_train_learning_rate"]) <= 0:
-        raise ConfigError("train-gate needs gate_train_steps >= 1, gate_train_batch_size >= 1 and a positive learning rate")
-    if not ex["gate_train_mix"] or not all(0 <= float(v) <= 1 for v in ex["gate_train_mix"]):
-        raise ConfigError("extract.gate_train_mix must be a non-empty list of shares in [0, 1]")
+        raise ConfigError("extract.gate.train.target_recall must be in (0, 1]")
+    if int(tr.steps) < 1 or int(tr.batch_size) < 1 or float(tr.learning_rate) <= 0:
+        raise ConfigError("train-gate needs extract.gate.train.steps >= 1, extract.gate.train.batch_size >= 1 "
+                          "and a positive learning rate")
+    if not tr.mix or not all(0 <= float(v) <= 1 for v in tr.mix):
+        raise ConfigError("extract.gate.train.mix must be a non-empty list of shares in [0, 1]")
     plan = {
         "version": GATE_VERSION,
         "train_sha256": describe_input(files["train"])["sha256"],
         "val_sha256": describe_input(files["val"])["sha256"],
-        "encoder": ex["gate_encoder"],
-        "encoder_fingerprint": model_fingerprint(ex["gate_encoder"]),
+        "encoder": tr.encoder,
+        "encoder_fingerprint": model_fingerprint(tr.encoder),
         "target_recall": recall,
-        "c": [float(v) for v in ex["gate_train_c"]],
+        "c": [float(v) for v in tr.c],
         "words": {"ngrams": [1, 2], "min_df": WORD_MIN_DF},
-        "mix": [float(v) for v in ex["gate_train_mix"]],
-        "steps": int(ex["gate_train_steps"]),
-        "batch_size": int(ex["gate_train_batch_size"]),
-        "learning_rate": float(ex["gate_train_learning_rate"]),
-        "warmup": float(ex["train_warmup"]),
-        "seed": int(ex["train_seed"]),
-        "dtype": str(ex.get("train_dtype", "float32")),
+        "mix": [float(v) for v in tr.mix],
+        "steps": int(tr.steps),
+        "batch_size": int(tr.batch_size),
+        "learning_rate": float(tr.learning_rate),
+        "warmup": float(tr.warmup),
+        "seed": int(tr.seed),
+        "dtype": str(tr.dtype),
         "logit_scale": LOGIT_SCALE,
         "cue_lexicon": {"base": describe_input(BASE_CUES)["sha256"], "cnc": describe_input(CNC_CUES)["sha256"],
                         "min_count": int(ex["cue_min_count"]), "min_precision": float(ex["cue_min_precision"])},
@@ -508,15 +511,15 @@ def gate_plan(cfg: Config, data: str | os.PathLike | None = None) -> dict[str, A
 
 def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: str | os.PathLike | None = None,
                if_missing: bool = False) -> GateTrainResult:
-    """Train the gate on ``data`` (default ``extract.gate_train_data``) and save it to
-    ``output`` (default ``extract.gate_model``). The regularisation is chosen from
-    ``extract.gate_train_c`` by validation average precision, the threshold by
-    ``extract.gate_target_recall`` on validation. ``if_missing``: nothing when current."""
+    """Train the gate on ``data`` (default ``extract.gate.train.data``) and save it to
+    ``output`` (default ``extract.gate.model``). The regularisation is chosen from
+    ``extract.gate.train.c`` by validation average precision, the threshold by
+    ``extract.gate.train.target_recall`` on validation. ``if_missing``: nothing when current."""
     from causalkg.core.jsonl import read_jsonl
     from causalkg.kg.sentences import make_cue_segmenter
 
     plan = gate_plan(cfg, data)
-    out = Path(output) if output is not None else cfg.path("extract.gate_model")
+    out = Path(output) if output is not None else cfg.path("extract.gate.model")
     if if_missing:
         current, reason = gate_is_current(out, plan["fingerprint"])
         if current:
@@ -573,7 +576,7 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     # Not rounded: a threshold rounded up past the last kept score would lose that sentence.
     threshold = float(threshold_for_recall(val_scores, y_val, plan["target_recall"]))
     grid = sorted({round(float(t), 3) for t in np.linspace(0.02, 0.9, 45)})
-    keep = float(cfg["extract"]["gate_first_pass_keep"])
+    keep = float(block(cfg, "extract.gate", GateSettings).first_pass_keep)
     first_pass = first_pass_block(word_logit(wval, w_words, x_val[:, -1], w[-1]), val_scores >= threshold, keep) | {
         "gate_threshold": threshold}
     validation = {

@@ -7,8 +7,8 @@ per model, laid out as the trainers write them, except that the transformer weig
 version, the SHA-256 and size of every file, and which weight files were stored in float16.
 
 ``install_models`` checks every checksum, converts the weights back to float32 and writes
-``models/causal-gate``, ``models/causal-qa`` and ``models/causal-verifier`` (``extract.gate_model``,
-``extract.qa_model``, ``kg.verifier.model``) atomically, with the training manifests as they are:
+``models/causal-gate``, ``models/causal-qa`` and ``models/causal-verifier`` (``extract.gate.model``,
+``extract.qa.model``, ``kg.verifier.model``) atomically, with the training manifests as they are:
 their training fingerprints are what ``train-gate``, ``train-qa`` and ``train-verifier`` with
 ``--if-missing`` compare, so those find the installed models current. ``build_model_package`` makes the package from trained model folders
 (``scripts/build_modelpack.py``, ``make models``).
@@ -34,8 +34,8 @@ PACKAGE_NAME = "causalkg-models"
 # The models of the package: its sub-folder, the config key of the installed folder, and the
 # files and folders copied (the ONNX export is a cache rebuilt at extraction, never shipped).
 MODELS = {
-    "causal-gate": "extract.gate_model",
-    "causal-qa": "extract.qa_model",
+    "causal-gate": "extract.gate.model",
+    "causal-qa": "extract.qa.model",
     "causal-verifier": "kg.verifier.model",
 }
 SKIP_NAMES = {"onnx", "__pycache__"}
@@ -176,7 +176,7 @@ def _install_one(package: Path, name: str, manifest: dict[str, Any], target: Pat
 
 def install_models(cfg: Config, *, package: str | os.PathLike | None = None, force: bool = False) -> InstallModelsResult:
     """Install the shipped models from ``package`` (default ``extract.model_package``) into
-    ``extract.gate_model``, ``extract.qa_model`` and ``kg.verifier.model``, in float32.
+    ``extract.gate.model``, ``extract.qa.model`` and ``kg.verifier.model``, in float32.
 
     Every file's checksum is verified first (``ModelError`` naming the first bad file). A model
     folder already installed from the same package is left as it is, and so is a folder holding

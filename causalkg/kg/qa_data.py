@@ -250,23 +250,28 @@ class QuestionTemplates:
     effect: str  # asked with each cause found: "What did {cause} lead to?"
 
     @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> "QuestionTemplates":
+    def from_config(cls, section: Any) -> "QuestionTemplates":
+        """The templates of ``[extract.qa]``: its dict, or its ``QASettings``."""
+        import dataclasses
+
         from causalkg.core.errors import ConfigError
 
+        if dataclasses.is_dataclass(section):
+            section = dataclasses.asdict(section)
         anchored = []
         for i, item in enumerate(section.get("questions_anchored") or []):
             if not isinstance(item, Mapping) or set(item) != {"template", "answer"}:
-                raise ConfigError(f"extract.questions_anchored[{i}] must be {{template = ..., answer = ...}}")
+                raise ConfigError(f"extract.qa.questions_anchored[{i}] must be {{template = ..., answer = ...}}")
             if item["answer"] not in ("cause", "effect"):
-                raise ConfigError(f"extract.questions_anchored[{i}].answer must be cause or effect")
-            _check_fields(f"extract.questions_anchored[{i}]", item["template"], {"concept"})
+                raise ConfigError(f"extract.qa.questions_anchored[{i}].answer must be cause or effect")
+            _check_fields(f"extract.qa.questions_anchored[{i}]", item["template"], {"concept"})
             anchored.append(AnchoredTemplate(str(item["template"]), str(item["answer"])))
         cause = str(section.get("question_cause") or "")
         effect = str(section.get("question_effect") or "")
         if cause:
-            _check_fields("extract.question_cause", cause, set())
+            _check_fields("extract.qa.question_cause", cause, set())
         if effect:
-            _check_fields("extract.question_effect", effect, {"cause"})
+            _check_fields("extract.qa.question_effect", effect, {"cause"})
         return cls(tuple(anchored), cause, effect)
 
     def as_dict(self) -> dict[str, Any]:

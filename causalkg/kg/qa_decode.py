@@ -185,7 +185,7 @@ def load_qa_model(name: str, *, base_dir: Path | None = None, device: str = "aut
         tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
         model = AutoModelForQuestionAnswering.from_pretrained(path, **kwargs)
     except (OSError, ValueError) as exc:
-        hint = "train one with 'causalkg kg train-qa', or set extract.qa_model to a QA model folder"
+        hint = "train one with 'causalkg kg train-qa', or set extract.qa.model to a QA model folder"
         if local:
             raise ModelError(f"cannot load the QA model in {path}: {str(exc).splitlines()[0]}", hint=hint) from None
         folder = Path(name) if Path(name).is_absolute() or base_dir is None else base_dir / name
@@ -231,10 +231,10 @@ class QAModel:
         self.max_answer_tokens = max(1, int(max_answer_tokens))
         room = self.max_seq_length - self.max_question_tokens - 3
         if room <= 16:
-            raise ConfigError(f"extract.max_seq_length {self.max_seq_length} leaves no room for the context "
+            raise ConfigError(f"extract.qa.max_seq_length {self.max_seq_length} leaves no room for the context "
                               f"after {self.max_question_tokens} question tokens")
         if not 0 <= self.doc_stride < room:
-            raise ConfigError(f"extract.doc_stride must be between 0 and {room - 1} "
+            raise ConfigError(f"extract.qa.doc_stride must be between 0 and {room - 1} "
                               f"(max_seq_length - max_question_tokens - 3), got {self.doc_stride}")
         self.calls = 0  # forward passes, for reports
         self.features = 0

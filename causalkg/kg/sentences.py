@@ -8,7 +8,7 @@ than ``max_chunk_chars`` is cut at a space, so texts over spaCy's 1,000,000-char
 fine; a "sentence" longer than ``max_sentence_chars`` (a list, a table row) is cut at spaces too.
 
 A sentence is a *candidate* when the learned gate (``kg.gate``, the default) scores it as
-causal; with ``extract.gate = "cues"``, when it carries a causal cue (``kg.cues``) or mentions
+causal; with ``extract.gate.kind = "cues"``, when it carries a causal cue (``kg.cues``) or mentions
 the document concept (its label or aliases). Mentions of the page's other event concepts are found
 too: the QA extractor asks about them (anchored questions). Flow: corpus document -> sentences
 -> candidates -> extractors (``kg.extractors``).

@@ -18,7 +18,7 @@ spans' mean tag probabilities.
 ``train_tagger`` (``causalkg kg train-tagger``) trains from ``snapshots/qa-training`` (the CNC
 sentences: relations with their signals, and non-causal sentences), picks the checkpoint by
 pair F1 on the validation split and saves the model with a manifest to
-``extract.tagger_model`` (``models/causal-tagger``). The test split is never read here.
+``extract.tagger.model`` (``models/causal-tagger``). The test split is never read here.
 """
 
 from __future__ import annotations
@@ -34,9 +34,10 @@ from typing import Any, Mapping, Sequence
 
 from causalkg.core.models import bucketed_batches, fine_tune, save_model_folder, stage_device, training_files
 from causalkg.linking.encoder import FIXED_PASS_TOKENS, bucket_batches, pad_pass
-from causalkg.core.config import Config
+from causalkg.core.config import Config, block
 from causalkg.core.errors import ConfigError, ModelError
 from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, trained_model_is_current
+from causalkg.kg.settings import TaggerSettings, TaggerTrainSettings
 
 log = logging.getLogger(__name__)
 
@@ -277,28 +278,29 @@ def tagger_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: in
                 base_model: str | None = None) -> dict[str, Any]:
     from causalkg.linking.encoder import resolve_model_path as resolve_encoder
 
-    ex = cfg["extract"]
-    files = training_files(cfg, "extract.tagger_train_data", data, "tagger")
-    base = base_model or ex["tagger_train_base_model"]
+    tg = block(cfg, "extract.tagger", TaggerSettings)
+    tr = block(cfg, "extract.tagger.train", TaggerTrainSettings)
+    files = training_files(cfg, "extract.tagger.train.data", data, "tagger")
+    base = base_model or tr.base_model
     base_path = resolve_encoder(base)
     plan = {
         "version": TAGGER_VERSION,
         "train_sha256": describe_input(files["train"])["sha256"],
         "val_sha256": describe_input(files["val"])["sha256"],
-        "sources": list(ex["tagger_train_sources"]),
+        "sources": list(tr.sources),
         "base_model": base,
         "base_model_config_sha256": describe_input(Path(base_path) / "config.json")["sha256"]
         if (Path(base_path) / "config.json").is_file() else None,
-        "steps": int(steps if steps is not None else ex["tagger_train_steps"]),
-        "batch_size": int(ex["tagger_train_batch_size"]),
-        "learning_rate": float(ex["tagger_train_learning_rate"]),
-        "warmup": float(ex["train_warmup"]),
-        "seed": int(ex["train_seed"]),
-        "max_seq_length": int(ex["tagger_max_seq_length"]),
-        "max_relations": int(ex["tagger_max_relations"]),
-        "eval_every": int(ex["tagger_train_eval_every"]),
-        "freeze_embeddings": bool(ex["train_freeze_embeddings"]),
-        "frozen_layers": int(ex["tagger_train_frozen_layers"]),
+        "steps": int(steps if steps is not None else tr.steps),
+        "batch_size": int(tr.batch_size),
+        "learning_rate": float(tr.learning_rate),
+        "warmup": float(tr.warmup),
+        "seed": int(tr.seed),
+        "max_seq_length": int(tg.max_seq_length),
+        "max_relations": int(tg.max_relations),
+        "eval_every": int(tr.eval_every),
+        "freeze_embeddings": bool(tr.freeze_embeddings),
+        "frozen_layers": int(tr.frozen_layers),
     }
     if plan["steps"] < 1 or plan["batch_size"] < 1 or plan["learning_rate"] <= 0:
         raise ConfigError("train-tagger needs steps >= 1, batch size >= 1 and a positive learning rate")
@@ -330,13 +332,13 @@ def train_tagger(cfg: Config, *, output: str | os.PathLike | None = None, data: 
                  steps: int | None = None, base_model: str | None = None, if_missing: bool = False,
                  device: str | None = None) -> TaggerTrainResult:
     """Fine-tune the span tagger (see the module docstring) and save it to ``output`` (default
-    ``extract.tagger_model``). ``if_missing``: nothing when the folder is current."""
+    ``extract.tagger.model``). ``if_missing``: nothing when the folder is current."""
     import torch
 
     from causalkg.kg import qa_data
 
     plan = tagger_plan(cfg, data=data, steps=steps, base_model=base_model)
-    out = Path(output) if output is not None else cfg.path("extract.tagger_model")
+    out = Path(output) if output is not None else cfg.path("extract.tagger.model")
     if if_missing:
         current, reason = tagger_is_current(out, plan["fingerprint"])
         if current:

@@ -8,7 +8,7 @@ turned into questions with the extractor's own templates (``kg.qa_data.qa_exampl
 validation split is never trained on: it picks the best checkpoint and the no-answer
 threshold, and its scores go into the model's ``manifest.json``.
 
-The result is written atomically to ``extract.qa_model`` (``models/causal-qa``) with
+The result is written atomically to ``extract.qa.model`` (``models/causal-qa``) with
 ``save_pretrained``, the tokenizer and a manifest holding the training fingerprint (data
 checksums, base model, templates, hyper-parameters). ``if_missing`` makes the call a no-op when
 the folder is there and its fingerprint matches: ``make kg`` trains once.
@@ -27,13 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from causalkg.core.config import Config
+from causalkg.core.config import Config, block
 from causalkg.core.errors import ConfigError, ModelError
 from causalkg.core.manifest import build_manifest, describe_input, fingerprint, read_manifest, trained_model_is_current
 from causalkg.core.models import (TRAIN_DTYPES, bucketed_batches, fine_tune, resolve_device, resolve_encoder_path, save_model_folder,
                              stage_device, training_dtype, training_files)
 from causalkg.kg import qa_data
 from causalkg.kg.qa_decode import TRAIN_STAGE, recommended_null_threshold
+from causalkg.kg.settings import QASettings, QATrainSettings
 from causalkg.kg.span_metrics import best_null_threshold, squad2_scores
 
 log = logging.getLogger(__name__)
@@ -62,12 +63,13 @@ def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: 
                   batch_size: int | None = None, learning_rate: float | None = None,
                   seed: int | None = None, base_model: str | None = None) -> dict[str, Any]:
     """The resolved training settings, and the fingerprint that says whether a model is current."""
-    ex = cfg["extract"]
-    files = training_files(cfg, "extract.train_data", data, "QA")
+    qa = block(cfg, "extract.qa", QASettings)
+    tr = block(cfg, "extract.qa.train", QATrainSettings)
+    files = training_files(cfg, "extract.qa.train.data", data, "QA")
     train_file, val_file = files["train"], files["val"]
-    base = base_model or ex["train_base_model"]
+    base = base_model or tr.base_model
     base_path = _base_model_path(base)
-    templates = qa_data.QuestionTemplates.from_config(ex)
+    templates = qa_data.QuestionTemplates.from_config(qa)
     plan = {
         "train_file": str(train_file),
         "val_file": str(val_file),
@@ -78,24 +80,24 @@ def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: 
         if (Path(base_path) / "config.json").is_file() else None,
         "templates": templates.as_dict(),
         "examples_version": qa_data.EXAMPLES_VERSION,
-        "reversed_share": float(ex.get("train_reversed_share", 1.0)),
-        "steps": int(steps if steps is not None else ex["train_steps"]),
-        "batch_size": int(batch_size if batch_size is not None else ex["train_batch_size"]),
-        "learning_rate": float(learning_rate if learning_rate is not None else ex["train_learning_rate"]),
-        "warmup": float(ex["train_warmup"]),
-        "seed": int(seed if seed is not None else ex["train_seed"]),
-        "max_seq_length": int(ex["train_max_seq_length"]),
-        "max_answer_tokens": int(ex["max_answer_tokens"]),
-        "max_question_tokens": int(ex["max_question_tokens"]),
-        "eval_every": int(ex["train_eval_every"]),
-        "selection_questions": int(ex["train_selection_questions"]),
-        "freeze_embeddings": bool(ex["train_freeze_embeddings"]),
-        "dtype": str(ex.get("train_dtype", "float32")),
+        "reversed_share": float(tr.reversed_share),
+        "steps": int(steps if steps is not None else tr.steps),
+        "batch_size": int(batch_size if batch_size is not None else tr.batch_size),
+        "learning_rate": float(learning_rate if learning_rate is not None else tr.learning_rate),
+        "warmup": float(tr.warmup),
+        "seed": int(seed if seed is not None else tr.seed),
+        "max_seq_length": int(tr.max_seq_length),
+        "max_answer_tokens": int(qa.max_answer_tokens),
+        "max_question_tokens": int(qa.max_question_tokens),
+        "eval_every": int(tr.eval_every),
+        "selection_questions": int(tr.selection_questions),
+        "freeze_embeddings": bool(tr.freeze_embeddings),
+        "dtype": str(tr.dtype),
     }
     if plan["steps"] < 1 or plan["batch_size"] < 1 or plan["learning_rate"] <= 0:
         raise ConfigError("train-qa needs steps >= 1, batch size >= 1 and a positive learning rate")
     if plan["dtype"] not in TRAIN_DTYPES:
-        raise ConfigError(f"extract.train_dtype must be one of {', '.join(TRAIN_DTYPES)}, got {plan['dtype']!r}")
+        raise ConfigError(f"extract.qa.train.dtype must be one of {', '.join(TRAIN_DTYPES)}, got {plan['dtype']!r}")
     plan["fingerprint"] = fingerprint({k: v for k, v in plan.items() if k not in ("train_file", "val_file")})
     plan["base_model_path"] = base_path
     return plan
@@ -167,7 +169,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
              steps: int | None = None, batch_size: int | None = None, learning_rate: float | None = None,
              seed: int | None = None, base_model: str | None = None, if_missing: bool = False,
              device: str | None = None, dry_run: bool = False) -> TrainResult:
-    """Fine-tune the QA model and save it to ``output`` (default ``extract.qa_model``).
+    """Fine-tune the QA model and save it to ``output`` (default ``extract.qa.model``).
 
     Arguments override the ``extract.train_*`` config keys. ``if_missing``: do nothing when
     the output holds a model whose training fingerprint matches (or a model not trained here).
@@ -178,7 +180,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
 
     plan = training_plan(cfg, data=data, steps=steps, batch_size=batch_size, learning_rate=learning_rate,
                          seed=seed, base_model=base_model)
-    out = Path(output) if output is not None else cfg.path("extract.qa_model")
+    out = Path(output) if output is not None else cfg.path("extract.qa.model")
     if if_missing:
         current, reason = model_is_current(out, plan["fingerprint"])
         if current:
@@ -193,7 +195,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
     random.seed(plan["seed"])
     torch.manual_seed(plan["seed"])
     rng = random.Random(plan["seed"])
-    templates = qa_data.QuestionTemplates.from_config(cfg["extract"])
+    templates = qa_data.QuestionTemplates.from_config(block(cfg, "extract.qa", QASettings))
     train_recs = list(qa_data.read_gold(plan["train_file"]))
     val_recs = list(qa_data.read_gold(plan["val_file"]))
     train_ex = qa_data.qa_examples(train_recs, templates, seed=plan["seed"], reversed_share=plan["reversed_share"])
@@ -220,7 +222,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
         # the optimiser's work and keeps words unseen in training where the encoder put them.
         for p in model.base_model.embeddings.parameters():
             p.requires_grad = False
-    eval_bs = int(cfg["extract"]["batch_size"])
+    eval_bs = int(block(cfg, "extract.qa", QASettings).batch_size)
     lengths = [len(f["input_ids"]) for f in feats]
 
     def loss_of(idx: list[int]) -> Any:

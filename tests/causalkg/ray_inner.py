@@ -32,7 +32,7 @@ def cfg_for(root: Path, info: dict, name: str, **more):
     overrides = dict(s.split("=", 1) for s in info["set"])
     overrides.update({"paths.data": str(root / name / "data"), "paths.cache": str(root / name / "cache"),
                       "run.workers": 2, "run.ray_temp_dir": str(root / "ray"), "extract.extractor": "patterns",
-                      "extract.gate": "cues",
+                      "extract.gate.kind": "cues",
                       "extract.shard_size": 2, "extract.input": str(root / "local" / "data" / "corpus" / "corpus.jsonl"),
                       "extract.output": str(root / name / "data" / "kg" / "extractions.jsonl")})
     overrides.update(more)
@@ -202,7 +202,7 @@ def test_inner_a_killed_driver_resumes_from_finished_shards(world, cluster):
     cfg = cfg_for(root, info, "ray3", **{"run.engine": "ray"})
     over = {"paths.data": str(root / "ray3" / "data"), "paths.cache": str(root / "ray3" / "cache"),
             "run.workers": 2, "run.engine": "ray", "run.ray_temp_dir": str(root / "rk"),
-            "extract.extractor": "patterns", "extract.shard_size": 2, "extract.gate": "cues",
+            "extract.extractor": "patterns", "extract.shard_size": 2, "extract.gate.kind": "cues",
             "extract.input": str(root / "local" / "data" / "corpus" / "corpus.jsonl"),
             "extract.output": str(root / "ray3" / "data" / "kg" / "extractions.jsonl")}
     # its own session, so the kill takes its local cluster's processes with it

@@ -75,7 +75,7 @@ def test_a_user_file_value_out_of_range_names_the_file(tmp_path):
 @pytest.mark.parametrize("assignment, line", [
     ("kg.min_confidence=nan",
      "error: --set: kg.min_confidence = nan is out of range: must be a finite number in [0, 1]"),
-    ("extract.batch_size=-1", "error: --set: extract.batch_size = -1 is out of range: must be an integer >= 1"),
+    ("extract.qa.batch_size=-1", "error: --set: extract.qa.batch_size = -1 is out of range: must be an integer >= 1"),
     ("wikidata.max_retries=-1", "error: --set: wikidata.max_retries = -1 is out of range: must be an integer >= 0"),
     ("wikidata.backoff_base=-1",
      "error: --set: wikidata.backoff_base = -1.0 is out of range: must be a finite number >= 0"),

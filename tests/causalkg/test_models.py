@@ -57,10 +57,10 @@ def test_training_files_names_the_model_and_the_key(tmp_path):
     cfg = load_config(search_cwd=False)
     (tmp_path / "train.jsonl").write_text("{}\n")
     with pytest.raises(ConfigError, match="gate training data not found: .*val.jsonl") as e:
-        training_files(cfg, "extract.gate_train_data", tmp_path, "gate")
-    assert "extract.gate_train_data" in e.value.hint
+        training_files(cfg, "extract.gate.train.data", tmp_path, "gate")
+    assert "extract.gate.train.data" in e.value.hint
     (tmp_path / "val.jsonl").write_text("{}\n")
-    assert training_files(cfg, "extract.gate_train_data", tmp_path, "gate") == {
+    assert training_files(cfg, "extract.gate.train.data", tmp_path, "gate") == {
         "train": tmp_path / "train.jsonl", "val": tmp_path / "val.jsonl"}
 
 

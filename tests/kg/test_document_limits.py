@@ -16,7 +16,7 @@ SENTENCE = "The storm caused floods. "  # invented; "caused" is a cue
 
 
 def test_a_document_over_the_limit_is_skipped_counted_and_reported(tmp_path):
-    cfg = load_config(search_cwd=False, overrides={"extract.gate": "cues", "extract.max_document_chars": 1000})
+    cfg = load_config(search_cwd=False, overrides={"extract.gate.kind": "cues", "extract.max_document_chars": 1000})
     src = tmp_path / "docs.jsonl"
     src.write_text("\n".join(json.dumps(r) for r in [
         {"id": "short", "text": "The drought led to a famine."},
@@ -30,7 +30,7 @@ def test_a_document_over_the_limit_is_skipped_counted_and_reported(tmp_path):
     assert manifest["counts"]["documents_too_long"] == 1
     assert "1 documents longer than extract.max_document_chars (1,000 characters) were skipped" in manifest["notes"]
     # The default limit reads it.
-    cfg2 = load_config(search_cwd=False, overrides={"extract.gate": "cues"})
+    cfg2 = load_config(search_cwd=False, overrides={"extract.gate.kind": "cues"})
     res2 = extract(cfg2, extractor="patterns", input=src, output=tmp_path / "y.jsonl")
     assert res2.counts["documents_too_long"] == 0
 

@@ -22,7 +22,7 @@ FIX = FIXTURES / "extract"
 WIKI = FIX / "wiki_docs.jsonl"
 # These tests are about the stage's mechanics and the QA extractor: the cue gate needs no model
 # (tests/kg/test_gate.py covers the learned gate).
-CUE_GATE = {"extract.gate": "cues"}
+CUE_GATE = {"extract.gate.kind": "cues"}
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +36,9 @@ def trained_tiny(tmp_path_factory):
     (data / "train.jsonl").write_text("".join(lines[:18]), encoding="utf-8")
     (data / "val.jsonl").write_text("".join(lines[18:]), encoding="utf-8")
     cfg = load_config(search_cwd=False, overrides={
-        "extract.train_data": str(data), "extract.train_steps": 6, "extract.train_batch_size": 8,
-        "extract.train_eval_every": 3, "extract.train_selection_questions": 20, "extract.device": "cpu",
-        "extract.train_learning_rate": 0.001})
+        "extract.qa.train.data": str(data), "extract.qa.train.steps": 6, "extract.qa.train.batch_size": 8,
+        "extract.qa.train.eval_every": 3, "extract.qa.train.selection_questions": 20, "extract.device": "cpu",
+        "extract.qa.train.learning_rate": 0.001})
     out = root / "causal-qa"
     train_qa(cfg, output=out, base_model=str(base))
     return out
@@ -58,10 +58,10 @@ def small_wiki(tmp_path_factory):
 
 
 def qa_cfg(model, **over):
-    overrides = {"extract.qa_model": str(model), "extract.device": "cpu", "extract.null_threshold_from_model": False,
-                 "extract.gate": "cues",
-                 "extract.null_threshold": -1e9, "extract.min_score": 0.0, "extract.shard_size": 2,
-                 "extract.max_causes": 1}  # one cause per sentence unless a test names more
+    overrides = {"extract.qa.model": str(model), "extract.device": "cpu", "extract.qa.null_threshold_from_model": False,
+                 "extract.gate.kind": "cues",
+                 "extract.qa.null_threshold": -1e9, "extract.qa.min_score": 0.0, "extract.shard_size": 2,
+                 "extract.qa.max_causes": 1}  # one cause per sentence unless a test names more
     overrides.update(over)
     return load_config(search_cwd=False, overrides=overrides)
 
@@ -124,16 +124,16 @@ def test_qa_thresholds_are_honoured(trained_tiny, small_wiki, tmp_path):
     scores = sorted(r["score"] for r in read(tmp_path / "a.jsonl"))
     assert loose.extractions > 4
     cut = scores[len(scores) // 2]
-    extract(qa_cfg(trained_tiny, **{"extract.min_score": cut}), extractor="qa", input=WIKI,
+    extract(qa_cfg(trained_tiny, **{"extract.qa.min_score": cut}), extractor="qa", input=WIKI,
             output=tmp_path / "b.jsonl")
     mid = read(tmp_path / "b.jsonl")
     # Anchored pairs score their answer; chained pairs the product of two answers (each >= cut).
     assert 0 < len(mid) < loose.extractions
     assert all(r["score"] >= cut - 1e-6 or "cause_question" in r for r in mid)
-    none = extract(qa_cfg(trained_tiny, **{"extract.min_score": 1.0}), extractor="qa", input=WIKI,
+    none = extract(qa_cfg(trained_tiny, **{"extract.qa.min_score": 1.0}), extractor="qa", input=WIKI,
                    output=tmp_path / "c.jsonl")
     assert none.extractions == 0 and read(tmp_path / "c.jsonl") == []
-    abstain = extract(qa_cfg(trained_tiny, **{"extract.null_threshold": 1e9}), extractor="qa", input=WIKI,
+    abstain = extract(qa_cfg(trained_tiny, **{"extract.qa.null_threshold": 1e9}), extractor="qa", input=WIKI,
                       output=tmp_path / "d.jsonl")
     assert abstain.extractions == 0
 
@@ -184,8 +184,8 @@ def test_anchored_answers_need_a_causal_sentence_and_no_reverse(trained_tiny, sm
     # The tiny model answers every question (thresholds off), as a direction-blind model does:
     # "What caused X?" and "What did X cause?" get the same span. Without the unanchored cause
     # question, a sentence reads as causal only by its cue.
-    base = {"extract.question_cause": "", "extract.drop_reversed_anchored": False}
-    off = extract(qa_cfg(trained_tiny, **base, **{"extract.anchored_needs_causal_sentence": False}),
+    base = {"extract.qa.question_cause": "", "extract.qa.drop_reversed_anchored": False}
+    off = extract(qa_cfg(trained_tiny, **base, **{"extract.qa.anchored_needs_causal_sentence": False}),
                   extractor="qa", input=small_wiki, output=tmp_path / "off.jsonl")
     assert off.counts.get("dropped_not_causal", 0) == 0
     on = extract(qa_cfg(trained_tiny, **base), extractor="qa", input=small_wiki, output=tmp_path / "on.jsonl")
@@ -195,7 +195,7 @@ def test_anchored_answers_need_a_causal_sentence_and_no_reverse(trained_tiny, sm
     assert on.counts["dropped_not_causal"] > 0
     # Reversed anchored pairs: present when the check is off, gone (and counted) when it is on.
     assert _reversed_pairs(gated)
-    kept = extract(qa_cfg(trained_tiny, **{"extract.question_cause": ""}), extractor="qa", input=small_wiki,
+    kept = extract(qa_cfg(trained_tiny, **{"extract.qa.question_cause": ""}), extractor="qa", input=small_wiki,
                    output=tmp_path / "rev.jsonl")
     rev = read(tmp_path / "rev.jsonl")
     assert rev and not _reversed_pairs(rev) and kept.counts["dropped_reversed"] >= len(_reversed_pairs(gated))
@@ -205,10 +205,10 @@ def test_anchored_answers_need_a_causal_sentence_and_no_reverse(trained_tiny, sm
 def test_the_model_manifest_threshold_is_used_unless_turned_off(trained_tiny):
     from causalkg.kg.train_qa import recommended_null_threshold
 
-    on = create_extractor("qa", qa_cfg(trained_tiny, **{"extract.null_threshold_from_model": True}))
+    on = create_extractor("qa", qa_cfg(trained_tiny, **{"extract.qa.null_threshold_from_model": True}))
     assert on.null_threshold == recommended_null_threshold(trained_tiny)
     assert on.describe()["null_threshold_source"] == "model manifest"
-    off = create_extractor("qa", qa_cfg(trained_tiny, **{"extract.null_threshold": 1.5}))
+    off = create_extractor("qa", qa_cfg(trained_tiny, **{"extract.qa.null_threshold": 1.5}))
     assert off.null_threshold == 1.5
 
 
@@ -356,13 +356,13 @@ def test_bad_input_lines_fail_with_path_and_line_or_are_skipped_when_lenient(tmp
 def test_cli_extract_patterns_and_dry_run(cli, in_tmp):
     shutil.copy(WIKI, in_tmp / "docs.jsonl")
     r = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--out", "out/ex.jsonl",
-            "--set", "extract.gate=cues")
+            "--set", "extract.gate.kind=cues")
     assert r.code == 0, r.err
     assert "extractions from 3 documents to out/ex.jsonl" in r.out
     assert "candidate sentences:" in r.out and "manifest: out/ex.manifest.json" in r.out
     assert (in_tmp / "out" / "ex.jsonl").is_file()
     again = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--output", "out/ex.jsonl",
-                "--set", "extract.gate=cues")
+                "--set", "extract.gate.kind=cues")
     assert again.code == 0 and "is up to date" in again.out  # --output: the old name of --out
     assert again.err.splitlines()[0] == "warning: --output is deprecated; use --out"
     dry = cli("kg", "extract", "--extractor", "patterns", "--input", "docs.jsonl", "--dry-run")
@@ -387,8 +387,8 @@ def test_cli_extract_errors(cli, in_tmp):
 def test_cli_extract_qa_with_a_model_flag(cli, in_tmp, trained_tiny):
     shutil.copy(WIKI, in_tmp / "docs.jsonl")
     r = cli("kg", "extract", "--extractor", f"qa:{trained_tiny}", "--input", "docs.jsonl", "--limit", "1",
-            "--set", "extract.null_threshold_from_model=false", "--set", "extract.null_threshold=-1000.0",
-            "--set", "extract.min_score=0.0", "--set", "extract.gate=cues")
+            "--set", "extract.qa.null_threshold_from_model=false", "--set", "extract.qa.null_threshold=-1000.0",
+            "--set", "extract.qa.min_score=0.0", "--set", "extract.gate.kind=cues")
     assert r.code == 0, r.err
     recs = read(in_tmp / "data" / "kg" / "extractions.jsonl")
     assert recs and {x["doc_id"] for x in recs} == {"1"} and {x["model"] for x in recs} == {str(trained_tiny)}
@@ -397,7 +397,7 @@ def test_cli_extract_qa_with_a_model_flag(cli, in_tmp, trained_tiny):
 def test_cli_train_qa(cli, in_tmp, trained_tiny):
     r = cli("kg", "train-qa", "--dry-run")  # snapshots/ is not in this working directory
     assert r.code == 2
-    assert r.err.startswith("error: QA training data not found") and "extract.train_data" in r.err
+    assert r.err.startswith("error: QA training data not found") and "extract.qa.train.data" in r.err
     data = in_tmp / "d"
     data.mkdir()
     lines = (FIX / "gold_sentences.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
@@ -405,21 +405,21 @@ def test_cli_train_qa(cli, in_tmp, trained_tiny):
     (data / "val.jsonl").write_text("".join(lines[18:]), encoding="utf-8")
     base = str(trained_tiny)
     r = cli("kg", "train-qa", "--data", "d", "--base-model", base, "--steps", "2", "--batch-size", "4",
-            "--device", "cpu", "--set", "extract.train_eval_every=1", "--set", "extract.train_selection_questions=8")
+            "--device", "cpu", "--set", "extract.qa.train.eval_every=1", "--set", "extract.qa.train.selection_questions=8")
     assert r.code == 0, r.err
     assert "trained 2 steps" in r.out and "models/causal-qa" in r.out and "validation (" in r.out
     r = cli("kg", "train-qa", "--data", "d", "--base-model", base, "--steps", "2", "--batch-size", "4",
-            "--device", "cpu", "--if-missing", "--set", "extract.train_eval_every=1",
-            "--set", "extract.train_selection_questions=8")
+            "--device", "cpu", "--if-missing", "--set", "extract.qa.train.eval_every=1",
+            "--set", "extract.qa.train.selection_questions=8")
     assert r.code == 0 and r.out.startswith("nothing to do:") and "is current" in r.out
     r = cli("kg", "train-qa", "--data", "d", "--steps", "0")
     assert r.code == 2 and "error: train-qa needs steps >= 1" in r.err
 
 
 def test_max_causes_asks_about_more_than_one_cause_per_sentence(trained_tiny, small_wiki, tmp_path):
-    one = extract(qa_cfg(trained_tiny, **{"extract.max_causes": 1}), extractor="qa", input=small_wiki,
+    one = extract(qa_cfg(trained_tiny, **{"extract.qa.max_causes": 1}), extractor="qa", input=small_wiki,
                   output=tmp_path / "one.jsonl")
-    two = extract(qa_cfg(trained_tiny, **{"extract.max_causes": 2, "extract.max_effects": 2}), extractor="qa",
+    two = extract(qa_cfg(trained_tiny, **{"extract.qa.max_causes": 2, "extract.qa.max_effects": 2}), extractor="qa",
                   input=small_wiki, output=tmp_path / "two.jsonl")
     a, b = read(tmp_path / "one.jsonl"), read(tmp_path / "two.jsonl")
     check_offsets(b)

@@ -42,12 +42,12 @@ def gate_training(tmp_path_factory):
     data.mkdir()
     (data / "train.jsonl").write_text("".join(_slice(SNAP / "train.jsonl", 60, 60)), encoding="utf-8")
     (data / "val.jsonl").write_text("".join(_slice(SNAP / "val.jsonl", 20, 20)), encoding="utf-8")
-    cfg = load_config(search_cwd=False, overrides={"extract.gate_train_data": str(data), "extract.device": "cpu",
-                                                   "extract.gate_target_recall": 0.9, "paths.cache": str(root / "cache"),
+    cfg = load_config(search_cwd=False, overrides={"extract.gate.train.data": str(data), "extract.device": "cpu",
+                                                   "extract.gate.train.target_recall": 0.9, "paths.cache": str(root / "cache"),
                                                    # 120 sentences want a weaker regularisation than the 9,488 of the default grid
-                                                   "extract.gate_train_c": [10.0, 100.0],
+                                                   "extract.gate.train.c": [10.0, 100.0],
                                                    # a few fine-tuning steps of the real MiniLM
-                                                   "extract.gate_train_steps": 6, "extract.gate_train_batch_size": 16})
+                                                   "extract.gate.train.steps": 6, "extract.gate.train.batch_size": 16})
     res = ck.train_gate(output=root / "causal-gate", cfg=cfg)
     assert not res.skipped
     return root / "causal-gate", cfg, res
@@ -118,23 +118,23 @@ def test_extract_reads_only_what_the_gate_keeps(gate_dir, tmp_path):
     inp = tmp_path / "in.jsonl"
     inp.write_text("".join(json.dumps({"id": f"s{i}", "text": t}) + "\n" for i, t in enumerate([
         "Heavy rain caused floods across the region.", "The museum opens at nine."])), encoding="utf-8")
-    base = {"extract.gate_model": str(folder), "extract.device": "cpu", "paths.cache": str(gate_cfg.path("paths.cache"))}
-    shut = load_config(search_cwd=False, overrides={**base, "extract.gate_threshold": 1.01})
+    base = {"extract.gate.model": str(folder), "extract.device": "cpu", "paths.cache": str(gate_cfg.path("paths.cache"))}
+    shut = load_config(search_cwd=False, overrides={**base, "extract.gate.threshold": 1.01})
     res = extract(shut, extractor="patterns", input=inp, output=tmp_path / "a.jsonl")
     assert res.counts["sentences"] == 2 and res.counts["candidates"] == 0 and res.extractions == 0
     manifest = json.loads(res.manifest_path.read_text())
     assert manifest["models"]["gate"]["threshold"] == 1.01 and manifest["models"]["gate"]["encoder_backend"] == "onnxruntime"
-    cues = load_config(search_cwd=False, overrides={**base, "extract.gate": "cues"})
+    cues = load_config(search_cwd=False, overrides={**base, "extract.gate.kind": "cues"})
     res = extract(cues, extractor="patterns", input=inp, output=tmp_path / "b.jsonl")
     assert res.counts["candidates"] == 1 and res.extractions >= 1  # "caused" is a cue
 
 
 def test_a_missing_gate_model_or_an_unknown_gate_is_one_clear_error(tmp_path):
-    cfg = load_config(search_cwd=False, overrides={"extract.gate_model": str(tmp_path / "none")})
+    cfg = load_config(search_cwd=False, overrides={"extract.gate.model": str(tmp_path / "none")})
     with pytest.raises(ModelError, match="train-gate"):
         make_gate(cfg)
-    with pytest.raises(ConfigError, match="extract.gate"):
-        make_gate(load_config(search_cwd=False, overrides={"extract.gate": "maybe"}))
+    with pytest.raises(ConfigError, match="extract.gate.kind"):
+        make_gate(load_config(search_cwd=False, overrides={"extract.gate.kind": "maybe"}))
     assert make_gate(load_config(search_cwd=False, overrides={"extract.candidates_only": False})) is None
 
 
@@ -197,9 +197,9 @@ def test_the_gate_fine_tunes_its_own_encoder_and_records_the_mix(gate_dir):
 
 
 def test_gate_training_settings_are_checked(tmp_path):
-    for key, value, message in (("extract.gate_train_mix", [], "gate_train_mix"),
-                                ("extract.gate_train_mix", [1.5], "gate_train_mix"),
-                                ("extract.gate_train_steps", 0, "gate_train_steps")):
+    for key, value, message in (("extract.gate.train.mix", [], "gate.train.mix"),
+                                ("extract.gate.train.mix", [1.5], "gate.train.mix"),
+                                ("extract.gate.train.steps", 0, "gate.train.steps")):
         with pytest.raises(ConfigError, match=message):  # at load (a declared range) or at training
             train_gate(load_config(search_cwd=False, overrides={key: value}), output=tmp_path / "g")
 
@@ -231,7 +231,7 @@ def test_extract_dtype_sets_the_gate_encoders_format(gate_dir, monkeypatch):
 def _val_sentences(cfg, seg) -> list:
     """The validation sentences the gate was trained with, as segmenter sentences (one each)."""
     out = []
-    for line in (cfg.path("extract.gate_train_data") / "val.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (cfg.path("extract.gate.train.data") / "val.jsonl").read_text(encoding="utf-8").splitlines():
         sents = prepare({"id": "v", "text": json.loads(line)["text"]}, seg).sentences
         out += sents[:1]
     return out
@@ -283,7 +283,7 @@ def test_a_gate_without_a_first_pass_gets_it_from_its_validation_file_once(gate_
     (old / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     gate = SentenceGate(old, device="cpu")
     seg = make_segmenter(cfg)
-    val = cfg.path("extract.gate_train_data") / "val.jsonl"
+    val = cfg.path("extract.gate.train.data") / "val.jsonl"
     cache = tmp_path / "cache"
     assert load_first_pass(gate, keep=1.0, validation=val, segmenter=seg, cache_dir=cache) == (
         stored["threshold"], "validation")
@@ -291,18 +291,18 @@ def test_a_gate_without_a_first_pass_gets_it_from_its_validation_file_once(gate_
         stored["threshold"], "validation (cached)")
     assert load_first_pass(SentenceGate(folder, device="cpu", encoder=gate.encoder), keep=1.0, validation=None,
                            segmenter=seg) == (stored["threshold"], "model manifest")
-    with pytest.raises(ModelError, match="gate_first_pass = false"):
+    with pytest.raises(ModelError, match="gate.first_pass = false"):
         load_first_pass(gate, keep=1.0, validation=SNAP / "test.jsonl", segmenter=seg)
 
 
 def test_extract_with_the_first_pass_reads_what_the_gate_passes(gate_dir, tmp_path):
     folder, gate_cfg = gate_dir
-    base = {"extract.gate_model": str(folder), "extract.device": "cpu", "paths.cache": str(gate_cfg.path("paths.cache")),
-            "extract.gate_train_data": str(gate_cfg.path("extract.gate_train_data"))}
+    base = {"extract.gate.model": str(folder), "extract.device": "cpu", "paths.cache": str(gate_cfg.path("paths.cache")),
+            "extract.gate.train.data": str(gate_cfg.path("extract.gate.train.data"))}
     wiki = FIXTURES / "extract" / "wiki_docs.jsonl"
     runs = {}
     for on in (False, True):
-        cfg = load_config(search_cwd=False, overrides={**base, "extract.gate_first_pass": on})
+        cfg = load_config(search_cwd=False, overrides={**base, "extract.gate.first_pass": on})
         res = extract(cfg, extractor="patterns", input=wiki, output=tmp_path / f"{on}.jsonl")
         runs[on] = (res, json.loads(res.manifest_path.read_text())["models"]["gate"])
     (off, off_gate), (on, on_gate) = runs[False], runs[True]

@@ -54,7 +54,7 @@ def storm_doc():
 
 
 def cfg(**over):
-    overrides = {"llm.base_url": "http://127.0.0.1:9/v1", "extract.llm_max_attempts": 3, "extract.gate": "cues"}
+    overrides = {"llm.base_url": "http://127.0.0.1:9/v1", "extract.llm.max_attempts": 3, "extract.gate.kind": "cues"}
     overrides.update(over)
     return load_config(search_cwd=False, overrides=overrides)
 
@@ -105,7 +105,7 @@ def test_malformed_json_is_asked_again_then_given_up(tmp_path):
         assert [b.get("seed") for b in server.requests] == [None, None, None]
 
     with OpenAIServer(lambda body: "not json at all") as server:
-        ext = LLMExtractor(cfg(**{"extract.llm_max_attempts": 2}), client=make_client(server, tmp_path / "b"))
+        ext = LLMExtractor(cfg(**{"extract.llm.max_attempts": 2}), client=make_client(server, tmp_path / "b"))
         assert ext.extract([storm_doc()]) == []
         assert server.chat_requests == 2 and ext.stats()["passages_failed"] == 1
 
@@ -137,7 +137,7 @@ def test_passages_group_consecutive_candidates_within_the_size_limit(tmp_path):
     seg = Segmenter()
     text = "The storm caused floods. Nothing here. The floods led to evacuations. Rain caused mud."
     doc = Document("d", text, seg.split(text))
-    ext = LLMExtractor(cfg(**{"extract.llm_passage_chars": 200, "extract.candidates_only": False}),
+    ext = LLMExtractor(cfg(**{"extract.llm.passage_chars": 200, "extract.candidates_only": False}),
                        client=ChatClient("m", base_url="http://127.0.0.1:9/v1"))
     assert [len(run) for run in ext.passages(doc)] == [4]
     ext.passage_chars = 50

@@ -22,8 +22,8 @@ from causalkg.testing.tiny_models import tiny_qa_model, tiny_sentence_encoder
 
 
 def _cfg(root: Path):
-    return load_config(search_cwd=False, overrides={"extract.gate_model": str(root / "models" / "causal-gate"),
-                                                    "extract.qa_model": str(root / "models" / "causal-qa"),
+    return load_config(search_cwd=False, overrides={"extract.gate.model": str(root / "models" / "causal-gate"),
+                                                    "extract.qa.model": str(root / "models" / "causal-qa"),
                                                     "extract.model_package": str(root / "pack")})
 
 
@@ -104,7 +104,7 @@ def test_install_writes_float32_models_that_the_trainers_find_current(trained, t
 
 def test_install_twice_skips_and_a_new_package_reinstalls(trained, tmp_path):
     root, _ = trained
-    cfg = load_config(search_cwd=False, overrides={"extract.gate_model": str(tmp_path / "g"), "extract.qa_model": str(tmp_path / "q"),
+    cfg = load_config(search_cwd=False, overrides={"extract.gate.model": str(tmp_path / "g"), "extract.qa.model": str(tmp_path / "q"),
                                                    "extract.model_package": str(root / "pack")})
     assert len(install_models(cfg).installed) == 2
     before = (tmp_path / "q" / "model.safetensors").stat().st_mtime_ns
@@ -131,7 +131,7 @@ def test_a_corrupted_file_is_refused_with_its_name(trained, tmp_path):
     shutil.copytree(root / "pack", pack)
     words = pack / "causal-gate" / "words.json"
     words.write_text(words.read_text() + " ", encoding="utf-8")
-    cfg = load_config(search_cwd=False, overrides={"extract.gate_model": str(tmp_path / "g"), "extract.qa_model": str(tmp_path / "q")})
+    cfg = load_config(search_cwd=False, overrides={"extract.gate.model": str(tmp_path / "g"), "extract.qa.model": str(tmp_path / "q")})
     with pytest.raises(ModelError, match=r"words\.json does not match its SHA-256") as err:
         install_models(cfg, package=pack)
     assert "\n" not in str(err.value)
@@ -146,7 +146,7 @@ def test_a_corrupted_file_is_refused_with_its_name(trained, tmp_path):
 
 def test_cli_installs_then_skips_and_reports_a_bad_file(trained, tmp_path, capsys):
     root, _ = trained
-    sets = ["--set", f"extract.gate_model={tmp_path / 'g'}", "--set", f"extract.qa_model={tmp_path / 'q'}"]
+    sets = ["--set", f"extract.gate.model={tmp_path / 'g'}", "--set", f"extract.qa.model={tmp_path / 'q'}"]
     assert main(["kg", "install-models", "--package", str(root / "pack"), *sets]) == 0
     out = capsys.readouterr().out
     assert "version 0.0.1" in out and f"causal-qa: installed to {tmp_path / 'q'}" in out

@@ -22,7 +22,7 @@ from causalkg.testing.tiny_models import tiny_qa_model
 from tests.conftest import FIXTURES, REPO
 
 WIKI = FIXTURES / "extract" / "wiki_docs.jsonl"
-EXTRACT = ["kg", "extract", "--input", str(WIKI), "--extractor", "patterns", "--set", "extract.gate=cues",
+EXTRACT = ["kg", "extract", "--input", str(WIKI), "--extractor", "patterns", "--set", "extract.gate.kind=cues",
            "--set", "extract.shard_size=1"]
 
 
@@ -116,9 +116,9 @@ def test_qa_training_reports_its_steps_and_trains_the_same_bits(tmp_path, shown,
     (data / "train.jsonl").write_text("".join(gold[:18]), encoding="utf-8")
     (data / "val.jsonl").write_text("".join(gold[18:]), encoding="utf-8")
     cfg = load_config(search_cwd=False, overrides={
-        "extract.train_data": str(data), "extract.train_steps": 4, "extract.train_batch_size": 8,
-        "extract.train_eval_every": 2, "extract.train_selection_questions": 10, "extract.train_learning_rate": 0.001,
-        "extract.device": "cpu", "extract.batch_size": 16})
+        "extract.qa.train.data": str(data), "extract.qa.train.steps": 4, "extract.qa.train.batch_size": 8,
+        "extract.qa.train.eval_every": 2, "extract.qa.train.selection_questions": 10, "extract.qa.train.learning_rate": 0.001,
+        "extract.device": "cpu", "extract.qa.batch_size": 16})
 
     shown.setenv("CAUSALKG_PROGRESS", "never")
     train_qa(cfg, output=tmp_path / "quiet", base_model=str(base))

@@ -101,7 +101,7 @@ def test_shipped_snapshot_matches_its_stats_and_slices():
 
 def test_examples_use_the_configured_templates():
     cfg = load_config(search_cwd=False)
-    t = qa_data.QuestionTemplates.from_config(cfg["extract"])
+    t = qa_data.QuestionTemplates.from_config(cfg["extract"]["qa"])
     gold = list(qa_data.read_gold(FIX / "gold_sentences.jsonl"))
     ex = qa_data.qa_examples(gold, t, seed=1)
     assert ex == qa_data.qa_examples(gold, t, seed=1)
@@ -140,7 +140,7 @@ def test_reversed_questions_skip_chains():
     a, b, c = (qa_data.span(text, text.index(w), text.index(w) + len(w)) for w in ("The storm", "floods", "evacuations"))
     rec = {"id": "x", "text": text, "causal": True,
            "relations": [{"cause": a, "effect": b, "signal": None}, {"cause": b, "effect": c, "signal": None}]}
-    t = qa_data.QuestionTemplates.from_config(load_config(search_cwd=False)["extract"])
+    t = qa_data.QuestionTemplates.from_config(load_config(search_cwd=False)["extract"]["qa"])
     ex = qa_data.qa_examples([rec], t)
     rev = {e.question for e in ex if e.kind.startswith("reversed")}
     assert "What caused The storm?" in rev and "What did evacuations cause?" in rev

@@ -112,9 +112,9 @@ def _train_cfg(tmp_path, **over):
     recs = [json.loads(l) for l in (FIX / "gold_sentences.jsonl").read_text(encoding="utf-8").splitlines()]
     (data / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs[:18]), encoding="utf-8")
     (data / "val.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs[18:]), encoding="utf-8")
-    overrides = {"extract.train_data": str(data), "extract.train_steps": 4, "extract.train_batch_size": 8,
-                 "extract.train_eval_every": 2, "extract.train_selection_questions": 10,
-                 "extract.train_learning_rate": 0.001, "extract.device": "cpu", "extract.batch_size": 16}
+    overrides = {"extract.qa.train.data": str(data), "extract.qa.train.steps": 4, "extract.qa.train.batch_size": 8,
+                 "extract.qa.train.eval_every": 2, "extract.qa.train.selection_questions": 10,
+                 "extract.qa.train.learning_rate": 0.001, "extract.device": "cpu", "extract.qa.batch_size": 16}
     overrides.update(over)
     return load_config(search_cwd=False, overrides=overrides)
 
@@ -142,7 +142,7 @@ def test_train_saves_a_loadable_model_with_manifest_and_if_missing_skips(tiny_di
     current, why = model_is_current(out, "another-fingerprint")
     assert not current and "other data or settings" in why
     # Different settings: --if-missing trains again.
-    cfg2 = _train_cfg(tmp_path, **{"extract.train_steps": 2, "extract.train_eval_every": 1})
+    cfg2 = _train_cfg(tmp_path, **{"extract.qa.train.steps": 2, "extract.qa.train.eval_every": 1})
     res2 = train_qa(cfg2, output=out, base_model=str(tiny_dir), if_missing=True)
     assert not res2.skipped and read_manifest(out)["training"]["steps"] == 2
     assert not list(out.parent.glob(".causal-qa.*"))  # no temporary folders left behind
@@ -157,7 +157,7 @@ def test_if_missing_leaves_a_foreign_model_alone(tiny_dir, tmp_path):
 
 
 def test_training_data_must_exist(tmp_path):
-    cfg = load_config(search_cwd=False, overrides={"extract.train_data": str(tmp_path / "nothing")})
+    cfg = load_config(search_cwd=False, overrides={"extract.qa.train.data": str(tmp_path / "nothing")})
     with pytest.raises(ConfigError, match="QA training data not found"):
         train_qa(cfg, output=tmp_path / "m")
 
@@ -241,7 +241,7 @@ def test_n_best_answers_do_not_overlap_and_start_with_the_best(tiny_dir, gold):
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_training_in_either_dtype_records_it_and_saves_float32_weights(tiny_dir, tmp_path, dtype):
-    cfg = _train_cfg(tmp_path, **{"extract.train_dtype": dtype})
+    cfg = _train_cfg(tmp_path, **{"extract.qa.train.dtype": dtype})
     out = tmp_path / "models" / f"qa-{dtype}"
     train_qa(cfg, output=out, base_model=str(tiny_dir))
     man = read_manifest(out)
@@ -254,8 +254,8 @@ def test_training_in_either_dtype_records_it_and_saves_float32_weights(tiny_dir,
 
 
 def test_an_unknown_training_dtype_is_refused(tmp_path):
-    cfg = _train_cfg(tmp_path, **{"extract.train_dtype": "int4"})
-    with pytest.raises(ConfigError, match="extract.train_dtype must be one of auto, float32, bfloat16"):
+    cfg = _train_cfg(tmp_path, **{"extract.qa.train.dtype": "int4"})
+    with pytest.raises(ConfigError, match="extract.qa.train.dtype must be one of auto, float32, bfloat16"):
         training_plan(cfg)
 
 

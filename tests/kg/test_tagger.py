@@ -117,9 +117,9 @@ def tiny_tagger(tmp_path_factory, gold):
     (data / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in train), encoding="utf-8")
     (data / "val.jsonl").write_text("".join(json.dumps(r) + "\n" for r in val), encoding="utf-8")
     cfg = load_config(search_cwd=False, overrides={
-        "extract.tagger_train_data": str(data), "extract.tagger_train_steps": 4, "extract.tagger_train_batch_size": 4,
-        "extract.tagger_train_eval_every": 2, "extract.tagger_train_frozen_layers": 0, "extract.device": "cpu",
-        "extract.tagger_train_learning_rate": 0.001})
+        "extract.tagger.train.data": str(data), "extract.tagger.train.steps": 4, "extract.tagger.train.batch_size": 4,
+        "extract.tagger.train.eval_every": 2, "extract.tagger.train.frozen_layers": 0, "extract.device": "cpu",
+        "extract.tagger.train.learning_rate": 0.001})
     res = ck.train_tagger(output=root / "causal-tagger", base_model=str(base), cfg=cfg)  # the Python API
     return root / "causal-tagger", cfg, res, base
 
@@ -156,7 +156,7 @@ def test_the_tagger_extractor_writes_valid_records_through_the_stage(tiny_tagger
 
 
 def test_a_missing_tagger_model_is_one_clear_error(tmp_path):
-    cfg = load_config(search_cwd=False, overrides={"extract.tagger_model": "models/none-here"})
+    cfg = load_config(search_cwd=False, overrides={"extract.tagger.model": "models/none-here"})
     with pytest.raises(ModelError, match="train-tagger"):
         create_extractor("tagger", cfg)
 

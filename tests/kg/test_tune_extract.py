@@ -33,5 +33,5 @@ def test_it_reads_the_validation_split_never_the_test_split():
 
 def test_a_grid_that_is_not_a_list_of_objects_is_refused():
     with pytest.raises(SystemExit) as e:
-        _script().main(["--grid", '{"extract.max_causes": 2}'])
+        _script().main(["--grid", '{"extract.qa.max_causes": 2}'])
     assert e.value.code == 2

@@ -53,7 +53,7 @@ def test_an_extraction_checkpoint_may_become_empty_the_output_may_not(cli, in_tm
                                          + json.dumps({"id": "b", "text": second}) + "\n", encoding="utf-8")
 
     args = ("kg", "extract", "--extractor", "patterns", "--input", "in.jsonl", "--out", "out.jsonl",
-            "--shard-size", "1", "--set", "extract.gate=cues")  # no gate model is trained here
+            "--shard-size", "1", "--set", "extract.gate.kind=cues")  # no gate model is trained here
     docs("Heavy rain caused a flood in the valley.", "The earthquake caused a tsunami.")
     assert cli(*args).code == 0
     docs("The valley is green.", "The earthquake caused a tsunami.")  # shard 0 now extracts nothing

@@ -27,13 +27,13 @@ def write(path, bad: bytes) -> None:
 def test_kg_extract_names_the_line_and_lenient_skips_it(cli, in_tmp, bad, problem):
     write(in_tmp / "in.jsonl", bad)
     r = cli("kg", "extract", "--extractor", "patterns", "--input", "in.jsonl", "--out", "out.jsonl",
-            "--set", "extract.gate=cues")
+            "--set", "extract.gate.kind=cues")
     assert r.code == 1
     assert r.err.strip().splitlines() == [f"error: in.jsonl:2: {problem}"]
     assert not (in_tmp / "out.jsonl").exists()
 
     r = cli("kg", "extract", "--extractor", "patterns", "--input", "in.jsonl", "--out", "out.jsonl", "--lenient",
-            "--set", "extract.gate=cues")
+            "--set", "extract.gate.kind=cues")
     assert r.code == 0, r.err
     assert "skipped 1 invalid input lines (--lenient)" in r.out
     docs = {json.loads(x)["doc_id"] for x in (in_tmp / "out.jsonl").read_text(encoding="utf-8").splitlines()}

@@ -123,15 +123,15 @@ def test_linker_ties_are_broken_by_qid_whatever_the_batch():
 
 def _qa_cfg(model: Path, **over):
     return load_config(search_cwd=False, overrides={
-        "extract.qa_model": str(model), "extract.device": "cpu", "extract.null_threshold_from_model": False,
-        "extract.null_threshold": -1e9, "extract.min_score": 0.0, "extract.gate": "cues", **over})
+        "extract.qa.model": str(model), "extract.device": "cpu", "extract.qa.null_threshold_from_model": False,
+        "extract.qa.null_threshold": -1e9, "extract.qa.min_score": 0.0, "extract.gate.kind": "cues", **over})
 
 
 def test_extraction_is_byte_identical_at_any_shard_and_batch_size(tiny_qa, tmp_path):
     outs = []
     for shard, batch in ((1, 32), (3, 4), (50, 1)):
         out = tmp_path / f"x-{shard}-{batch}.jsonl"
-        extract(_qa_cfg(tiny_qa, **{"extract.batch_size": batch}), extractor="qa", input=WIKI, output=out,
+        extract(_qa_cfg(tiny_qa, **{"extract.qa.batch_size": batch}), extractor="qa", input=WIKI, output=out,
                 shard_size=shard, limit=3)
         outs.append(out.read_bytes())
     assert outs[0] and outs[0] == outs[1] == outs[2]

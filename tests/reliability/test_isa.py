@@ -30,8 +30,8 @@ def shipped(tmp_path_factory) -> Path:
     """A project folder with the shipped gate and QA models installed into ``models/``."""
     root = tmp_path_factory.mktemp("isa")
     cfg = load_config(search_cwd=False, overrides={
-        "extract.gate_model": str(root / "models" / "causal-gate"),
-        "extract.qa_model": str(root / "models" / "causal-qa"),
+        "extract.gate.model": str(root / "models" / "causal-gate"),
+        "extract.qa.model": str(root / "models" / "causal-qa"),
         "extract.model_package": str(REPO / "modelpack")})
     assert len(install_models(cfg).installed) == 2
     return root

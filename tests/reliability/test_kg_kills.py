@@ -144,7 +144,7 @@ def test_a_staging_graph_left_in_a_store_of_the_old_layout_is_cleared(reference,
 def test_extract_killed_then_rerun_gives_the_same_output(tmp_path, point):
     ref_root, root = project(tmp_path / "ref"), project(tmp_path / "run")
     args = ["kg", "extract", "--extractor", "patterns", "--input", str(WIKI), "--shard-size", "1",
-            "--set", "extract.gate=cues"]
+            "--set", "extract.gate.kind=cues"]
     assert ck(ref_root, *args).returncode == 0
     killed = ck(root, *args, fault=point)
     assert killed.returncode == -9, killed.stderr

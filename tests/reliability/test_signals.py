@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 WIKI = FIXTURES / "extract" / "wiki_docs.jsonl"
 CONCEPTS = FIXTURES / "enwiki" / "concepts.jsonl"
 EXTRACT = ["kg", "extract", "--input", "in.jsonl", "--out", "out.jsonl", "--extractor", "patterns",
-           "--set", "extract.gate=cues", "--set", "extract.shard_size=1", "--workers", "2"]
+           "--set", "extract.gate.kind=cues", "--set", "extract.shard_size=1", "--workers", "2"]
 WIKIPEDIA = ["corpus", "build", "--only", "wikipedia", "--workers", "2"]
 
 

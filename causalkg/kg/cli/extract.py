@@ -101,7 +101,7 @@ def train_qa(*, out: PathLike | None = None, data: PathLike | None = None, steps
              base_model: str | None = None, device: str | None = None, if_missing: bool = False,
              dry_run: bool = False, cfg: CfgLike = None) -> Training:
     """Train the offline cause-effect QA model (``causalkg kg train-qa``) into ``out``
-    (default extract.qa_model). ``if_missing``: do nothing when the folder holds a model trained
+    (default extract.qa.model). ``if_missing``: do nothing when the folder holds a model trained
     with the same plan. ``dry_run``: check the data and return the plan."""
     from causalkg.kg.train_qa import train_qa as _train_qa
 
@@ -148,16 +148,16 @@ def register(group: Any) -> None:
             "Fine-tune a QA span head on the MiniLM encoder with the gold sentences in\n"
             "snapshots/qa-training (Causal News Corpus, SemEval-2010 Task 8), asked in the extractor's\n"
             "question templates. Saves the model, its tokenizer and a manifest (data checksums,\n"
-            "steps, validation scores) to extract.qa_model."
+            "steps, validation scores) to extract.qa.model."
         ),
     )
-    add_out(t, "model folder (default: extract.qa_model)", old="--output")
-    t.add_argument("--data", metavar="DIR", help="folder with train.jsonl and val.jsonl (default: extract.train_data)")
-    t.add_argument("--steps", type=int, metavar="N", help="optimiser steps (default: extract.train_steps)")
-    t.add_argument("--batch-size", type=int, metavar="N", help="examples per step (default: extract.train_batch_size)")
-    t.add_argument("--learning-rate", type=float, metavar="LR", help="default: extract.train_learning_rate")
-    t.add_argument("--seed", type=int, metavar="N", help="default: extract.train_seed")
-    t.add_argument("--base-model", metavar="NAME", help="encoder to fine-tune (default: extract.train_base_model)")
+    add_out(t, "model folder (default: extract.qa.model)", old="--output")
+    t.add_argument("--data", metavar="DIR", help="folder with train.jsonl and val.jsonl (default: extract.qa.train.data)")
+    t.add_argument("--steps", type=int, metavar="N", help="optimiser steps (default: extract.qa.train.steps)")
+    t.add_argument("--batch-size", type=int, metavar="N", help="examples per step (default: extract.qa.train.batch_size)")
+    t.add_argument("--learning-rate", type=float, metavar="LR", help="default: extract.qa.train.learning_rate")
+    t.add_argument("--seed", type=int, metavar="N", help="default: extract.qa.train.seed")
+    t.add_argument("--base-model", metavar="NAME", help="encoder to fine-tune (default: extract.qa.train.base_model)")
     t.add_argument("--device", metavar="DEV", help="auto | cpu | cuda (default: extract.device)")
     t.add_argument("--if-missing", action="store_true",
                    help="do nothing when the model folder exists and matches its training manifest")

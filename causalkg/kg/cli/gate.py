@@ -143,11 +143,11 @@ def register(group: Any) -> None:
             "Train the causal-sentence classifier the extraction gate uses: MiniLM fine-tuned as a\n"
             "classifier, beside a logistic regression over word n-grams and the cue-lexicon hit, from\n"
             "snapshots/gate-training (Causal News Corpus subtask 1, SemEval-2010 Task 8). The\n"
-            "threshold keeps extract.gate_target_recall of the validation split's causal sentences."
+            "threshold keeps extract.gate.train.target_recall of the validation split's causal sentences."
         ),
     )
-    g.add_argument("--output", metavar="DIR", help="model folder (default: extract.gate_model)")
-    g.add_argument("--data", metavar="DIR", help="folder with train.jsonl and val.jsonl (default: extract.gate_train_data)")
+    g.add_argument("--output", metavar="DIR", help="model folder (default: extract.gate.model)")
+    g.add_argument("--data", metavar="DIR", help="folder with train.jsonl and val.jsonl (default: extract.gate.train.data)")
     g.add_argument("--if-missing", action="store_true", help="do nothing when the model folder is current")
     add_format(g)
 
@@ -155,14 +155,14 @@ def register(group: Any) -> None:
         group, "train-tagger", _train_tagger_cli, "train the span-tagging extractor (models/causal-tagger)",
         description=(
             "Fine-tune MiniLM as a token classifier (BIO tags of cause / effect / signal, one pass per\n"
-            "relation of a sentence) on the Causal News Corpus sentences of extract.tagger_train_data;\n"
+            "relation of a sentence) on the Causal News Corpus sentences of extract.tagger.train.data;\n"
             "the checkpoint is picked by validation pair F1."
         ),
     )
-    t.add_argument("--output", metavar="DIR", help="model folder (default: extract.tagger_model)")
-    t.add_argument("--data", metavar="DIR", help="folder with train.jsonl and val.jsonl (default: extract.tagger_train_data)")
-    t.add_argument("--steps", type=int, metavar="N", help="optimiser steps (default: extract.tagger_train_steps)")
-    t.add_argument("--base-model", metavar="NAME", help="encoder to fine-tune (default: extract.tagger_train_base_model)")
+    t.add_argument("--output", metavar="DIR", help="model folder (default: extract.tagger.model)")
+    t.add_argument("--data", metavar="DIR", help="folder with train.jsonl and val.jsonl (default: extract.tagger.train.data)")
+    t.add_argument("--steps", type=int, metavar="N", help="optimiser steps (default: extract.tagger.train.steps)")
+    t.add_argument("--base-model", metavar="NAME", help="encoder to fine-tune (default: extract.tagger.train.base_model)")
     t.add_argument("--device", metavar="DEV", help="auto | cpu | cuda (default: extract.device)")
     t.add_argument("--if-missing", action="store_true", help="do nothing when the model folder is current")
     add_format(t)

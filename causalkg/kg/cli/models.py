@@ -12,7 +12,7 @@ from causalkg.options import add_command, add_force
 
 def install_models(*, package: PathLike | None = None, force: bool = False, cfg: CfgLike = None):
     """Install the shipped gate and QA models (``causalkg kg install-models``) from ``package``
-    (default extract.model_package) into extract.gate_model and extract.qa_model, in float32,
+    (default extract.model_package) into extract.gate.model and extract.qa.model, in float32,
     after checking every file's SHA-256. Returns ``kg.modelpack.InstallModelsResult``."""
     from causalkg.kg.modelpack import install_models as _install_models
 
@@ -29,8 +29,8 @@ def register(group: Any) -> None:
         "install the shipped gate and QA models (models/causal-gate, models/causal-qa)",
         description=(
             "Verify the SHA-256 of every file of the model package (extract.model_package, default\n"
-            "modelpack/), convert its float16 weights to float32 and write extract.gate_model and\n"
-            "extract.qa_model as the trainers would. Models already installed from the same package\n"
+            "modelpack/), convert its float16 weights to float32 and write extract.gate.model and\n"
+            "extract.qa.model as the trainers would. Models already installed from the same package\n"
             "are left as they are. 'make models' retrains both and rebuilds the package."
         ),
     )

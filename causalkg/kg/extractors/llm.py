@@ -1,8 +1,8 @@
 """The LLM extractor: an OpenAI-compatible chat model reads passages and answers in JSON.
 
 Consecutive candidate sentences of a document are sent together as one passage (up to
-``extract.llm_passage_chars``). The prompt is a template file (``kg/prompts/extract_llm.txt``
-or ``extract.llm_prompt``): the text before a line ``=== user ===`` is the system message,
+``extract.llm.passage_chars``). The prompt is a template file (``kg/prompts/extract_llm.txt``
+or ``extract.llm.prompt``): the text before a line ``=== user ===`` is the system message,
 the rest the user message, and ``$passage`` is replaced by the passage as a JSON string
 (``json.dumps``: the escaping is the JSON library's, never string pasting).
 
@@ -26,11 +26,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from causalkg.core.config import Config
+from causalkg.core.config import Config, block
 from causalkg.core.errors import ConfigError
 from causalkg.core.manifest import file_sha256
 from causalkg.kg.extractors import Document, make_record, span_of, spans_overlap
 from causalkg.kg.sentences import Sentence
+from causalkg.kg.settings import LLMSettings
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 USER_MARK = "=== user ==="
@@ -65,7 +66,7 @@ def prompt_path(name: str, base_dir: Path | None = None) -> Path:
     else:
         p = PROMPTS / f"{name}.txt"
     if not p.is_file():
-        raise ConfigError(f"LLM prompt template not found: {p}", hint="set extract.llm_prompt to a file or a name in kg/prompts/")
+        raise ConfigError(f"LLM prompt template not found: {p}", hint="set extract.llm.prompt to a file or a name in kg/prompts/")
     return p
 
 
@@ -131,10 +132,11 @@ class LLMExtractor:
         ex = cfg["extract"]
         self.client = client or ChatClient.from_config(cfg, model=model)
         self.model = self.client.model
-        self.prompt_file = prompt_path(ex["llm_prompt"], cfg.base_dir)
+        settings = block(cfg, "extract.llm", LLMSettings)
+        self.prompt_file = prompt_path(settings.prompt, cfg.base_dir)
         self.system, self.template = load_prompt(self.prompt_file)
-        self.max_attempts = max(1, int(ex["llm_max_attempts"]))
-        self.passage_chars = max(200, int(ex["llm_passage_chars"]))
+        self.max_attempts = max(1, int(settings.max_attempts))
+        self.passage_chars = max(200, int(settings.passage_chars))
         self.candidates_only = bool(ex["candidates_only"])
         self.counts: Counter[str] = Counter()
 

@@ -37,23 +37,25 @@ docs/extraction.md):
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any, Sequence
 
-from causalkg.core.config import Config
+from causalkg.core.config import Config, block
 from causalkg.core.manifest import describe_input
 from causalkg.core.models import local_model_path, stage_device
 from causalkg.kg.extractors import Document, make_record, mention_span, span_of, spans_overlap
 from causalkg.kg.qa_data import QuestionTemplates
 from causalkg.kg.qa_decode import QAAnswer, QAModel, recommended_null_threshold
 from causalkg.kg.sentences import Mention, Sentence
+from causalkg.kg.settings import QASettings
 
 # Causes quoted inside the effect question are cut to this many characters (at a space).
 MAX_CAUSE_IN_QUESTION = 200
 
 
 def create(arg: str, *, cfg: Config, qa_model: QAModel | None = None, **_: Any) -> "QAExtractor":
-    """The registry factory: ``qa`` (model from ``extract.qa_model``) or ``qa:MODEL``."""
-    return QAExtractor(cfg, model_name=arg or None, qa_model=qa_model)
+    """The registry factory: ``qa`` (model from ``extract.qa.model``) or ``qa:MODEL``."""
+    return QAExtractor.from_config(cfg, model_name=arg or None, qa_model=qa_model)
 
 
 def _short(text: str, limit: int = MAX_CAUSE_IN_QUESTION) -> str:
@@ -64,34 +66,52 @@ def _short(text: str, limit: int = MAX_CAUSE_IN_QUESTION) -> str:
 
 
 class QAExtractor:
+    """Reads candidate sentences with a QA model. Built from its block (``[extract.qa]`` as
+    ``QASettings``) and the run's settings the models share: ``base_dir`` (where a relative model
+    path is found), ``device``, ``dtype``, ``backend``, ``candidates_only``. ``model_name``
+    overrides ``settings.model``; ``qa_model``: a loaded model to reuse."""
+
     name = "qa"
 
-    def __init__(self, cfg: Config, *, model_name: str | None = None, qa_model: QAModel | None = None):
-        ex = cfg["extract"]
-        self.model = model_name or ex["qa_model"]
-        self.templates = QuestionTemplates.from_config(ex)
-        self.max_anchors = int(ex["max_anchors"])
-        self.min_score = float(ex["min_score"])
-        self.max_causes = max(1, int(ex.get("max_causes", 1)))
-        self.max_effects = max(1, int(ex.get("max_effects", 1)))
-        self.candidates_only = bool(ex["candidates_only"])
-        self.needs_causal = bool(ex.get("anchored_needs_causal_sentence", True))
-        self.drop_reversed = bool(ex.get("drop_reversed_anchored", True))
-        path, local = local_model_path(self.model, cfg.base_dir)
+    def __init__(self, settings: QASettings, *, base_dir: Path, device: str, dtype: str = "float32",
+                 backend: str = "torch", candidates_only: bool = True, model_name: str | None = None,
+                 qa_model: QAModel | None = None):
+        qa = settings
+        self.model = model_name or qa.model
+        self.templates = QuestionTemplates.from_config(qa)
+        self.max_anchors = int(qa.max_anchors)
+        self.min_score = float(qa.min_score)
+        self.max_causes = max(1, int(qa.max_causes))
+        self.max_effects = max(1, int(qa.max_effects))
+        self.candidates_only = bool(candidates_only)
+        self.needs_causal = bool(qa.anchored_needs_causal_sentence)
+        self.drop_reversed = bool(qa.drop_reversed_anchored)
+        path, local = local_model_path(self.model, base_dir)
         self.model_path = path if local else None
-        self.null_threshold = float(ex["null_threshold"])
+        self.null_threshold = float(qa.null_threshold)
         self.threshold_source = "config"
-        if local and ex["null_threshold_from_model"]:
+        if local and qa.null_threshold_from_model:
             tuned = recommended_null_threshold(path)
             if tuned is not None:
                 self.null_threshold, self.threshold_source = tuned, "model manifest"
         self.qa = qa_model or QAModel(
-            self.model, base_dir=cfg.base_dir, device=stage_device(cfg, "extract.device"), batch_size=ex["batch_size"],
-            max_seq_length=ex["max_seq_length"], doc_stride=ex["doc_stride"],
-            max_answer_tokens=ex["max_answer_tokens"], max_question_tokens=ex["max_question_tokens"],
-            dtype=ex.get("dtype", "float32"), backend=ex.get("backend", "torch"),
+            self.model, base_dir=base_dir, device=device, batch_size=qa.batch_size,
+            max_seq_length=qa.max_seq_length, doc_stride=qa.doc_stride,
+            max_answer_tokens=qa.max_answer_tokens, max_question_tokens=qa.max_question_tokens,
+            dtype=dtype, backend=backend,
         )
         self.counts: Counter[str] = Counter()
+
+    @classmethod
+    def from_config(cls, cfg: Config, *, model_name: str | None = None,
+                    qa_model: QAModel | None = None) -> "QAExtractor":
+        """The extractor of a resolved configuration: ``[extract.qa]`` and the run's keys of
+        ``[extract]`` (``device``, falling back to ``run.device``; ``dtype``, ``backend``,
+        ``candidates_only``)."""
+        ex = cfg["extract"]
+        return cls(block(cfg, "extract.qa", QASettings), base_dir=cfg.base_dir,
+                   device=stage_device(cfg, "extract.device"), dtype=ex["dtype"], backend=ex["backend"],
+                   candidates_only=ex["candidates_only"], model_name=model_name, qa_model=qa_model)
 
     def describe(self) -> dict[str, Any]:
         checksum = describe_input(self.model_path)["sha256"] if self.model_path else None

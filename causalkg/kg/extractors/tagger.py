@@ -12,15 +12,16 @@ from collections import Counter
 from typing import Any, Sequence
 
 from causalkg.core.models import stage_device
-from causalkg.core.config import Config
+from causalkg.core.config import Config, block
 from causalkg.core.manifest import describe_input
 from causalkg.kg.extractors import Document, make_record, span_of
 from causalkg.kg.qa_decode import resolve_model_path
+from causalkg.kg.settings import TaggerSettings
 from causalkg.kg.tagger import SpanTagger
 
 
 def create(arg: str, *, cfg: Config, tagger: SpanTagger | None = None, **_: Any) -> "TaggerExtractor":
-    """The registry factory: ``tagger`` (model from ``extract.tagger_model``) or ``tagger:MODEL``."""
+    """The registry factory: ``tagger`` (model from ``extract.tagger.model``) or ``tagger:MODEL``."""
     return TaggerExtractor(cfg, model_name=arg or None, tagger=tagger)
 
 
@@ -29,14 +30,15 @@ class TaggerExtractor:
 
     def __init__(self, cfg: Config, *, model_name: str | None = None, tagger: SpanTagger | None = None):
         ex = cfg["extract"]
-        self.model = model_name or ex["tagger_model"]
+        tg = block(cfg, "extract.tagger", TaggerSettings)
+        self.model = model_name or tg.model
         self.candidates_only = bool(ex["candidates_only"])
-        self.min_score = float(ex["tagger_min_score"])
+        self.min_score = float(tg.min_score)
         path, local = resolve_model_path(self.model, cfg.base_dir)
         self.model_path = path if local else None
         self.tagger = tagger or SpanTagger(
-            self.model, base_dir=cfg.base_dir, device=stage_device(cfg, "extract.device"), batch_size=ex["tagger_batch_size"],
-            max_relations=ex["tagger_max_relations"], max_seq_length=ex["tagger_max_seq_length"],
+            self.model, base_dir=cfg.base_dir, device=stage_device(cfg, "extract.device"), batch_size=tg.batch_size,
+            max_relations=tg.max_relations, max_seq_length=tg.max_seq_length,
             dtype=str(ex.get("dtype", "float32")))
         self.counts: Counter[str] = Counter()
 
