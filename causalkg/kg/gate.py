@@ -221,7 +221,8 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
                       batch_size: int, learning_rate: float, warmup: float, seed: int, dtype: str,
                       device: str, max_length: int = 128, classes: int = 1,
                       frozen_layers: int = 0,
-                      at_chars: Sequence[Sequence[int]] | None = None) -> tuple[np.ndarray, Any]:
+                      at_chars: Sequence[Sequence[int]] | None = None,
+                      desc: str = "fine-tuning the gate's encoder") -> tuple[np.ndarray, Any]:
     """Fine-tune the sentence encoder ``base`` as a classifier: its mean-pooled, L2-normalised
     embedding (what sentence-transformers computes) times ``LOGIT_SCALE`` into one linear unit
     (``classes`` 1: binary cross-entropy on ``y`` in {0, 1}, the causal-sentence gate) or into
@@ -274,7 +275,7 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     batches = bucketed_batches([len(ids) for ids in enc["input_ids"]], batch_size, steps, random.Random(seed),
                                ties_by_index=True)
     fine_tune(model, batches, loss_of, params=params, steps=steps, learning_rate=learning_rate, warmup=warmup,
-              desc="fine-tuning the gate's encoder")
+              desc=desc)
     st.save(str(out_dir))
     w = head.weight.detach().cpu().numpy().astype(np.float64) * LOGIT_SCALE
     b = head.bias.detach().cpu().numpy().astype(np.float64) * LOGIT_SCALE

@@ -292,7 +292,8 @@ def train_verifier(cfg: Config, *, output: str | os.PathLike | None = None, data
     w, b = fine_tune_encoder(plan["encoder"], train_texts, y_train, tmp / ENCODER_DIR, steps=plan["steps"],
                              batch_size=plan["batch_size"], learning_rate=plan["learning_rate"], warmup=plan["warmup"],
                              seed=plan["seed"], dtype="float32", device=dev, max_length=plan["max_length"],
-                             classes=len(LABELS), frozen_layers=plan["frozen_layers"], at_chars=train_at)
+                             classes=len(LABELS), frozen_layers=plan["frozen_layers"], at_chars=train_at,
+                             desc="fine-tuning the pair verifier")
     tune_seconds = time.perf_counter() - t0
     encoder = Encoder(str(tmp / ENCODER_DIR), device=dev, batch_size=int(v["batch_size"]), **_backend(v, cfg))
     probs = pair_probabilities(encoder, [r["text"] for r in val], [(r["cause"]["start"], r["cause"]["end"]) for r in val],
