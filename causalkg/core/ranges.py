@@ -102,6 +102,7 @@ RANGES: dict[str, Range] = {
     "extract.gate_batch_size": COUNT,
     "extract.gate_first_pass_keep": Range(0.0, 1.0, low_exclusive=True),
     "extract.gate_target_recall": RATIO,
+    "extract.gate_encoder_layers": COUNT0,      # 0 = all of the encoder's layers
     "extract.gate_train_steps": COUNT,
     "extract.gate_train_batch_size": COUNT,
     "extract.gate_train_learning_rate": RATE,
