@@ -303,3 +303,52 @@ def test_extract_with_the_first_pass_reads_what_the_gate_passes(gate_dir, tmp_pa
     assert on.counts["candidates"] <= off.counts["candidates"]
     with pytest.raises(ConfigError, match="gate_first_pass_keep"):
         load_config(search_cwd=False, overrides={"extract.gate_first_pass_keep": 0.0})
+
+
+def test_a_gate_of_the_first_k_encoder_layers_trains_and_runs_with_k(gate_dir, tmp_path):
+    """extract.gate_encoder_layers = 2: the encoder keeps its first two transformer layers,
+    is fine-tuned and saved that way, the manifest records it, and the loaded gate runs two
+    layers on PyTorch and on ONNX Runtime alike. 0 (the default) keeps all six and the training
+    fingerprint the gates trained before had."""
+    import shutil
+
+    from safetensors import safe_open
+
+    full_folder, cfg = gate_dir
+    small = load_config(search_cwd=False, overrides={**{k: cfg[k.split(".")[0]][k.split(".")[1]] for k in (
+        "extract.gate_train_data", "extract.gate_target_recall", "extract.gate_train_c", "extract.gate_train_steps",
+        "extract.gate_train_batch_size")}, "extract.device": "cpu", "paths.cache": str(cfg.path("paths.cache")),
+        "extract.gate_encoder_layers": 2})
+    res = train_gate(small, output=tmp_path / "gate-2")
+    folder = res.output
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["training"]["encoder_layers"] == 2 and manifest["models"]["encoder_layers"] == 2
+    full = json.loads((full_folder / "manifest.json").read_text())
+    assert "encoder_layers" not in full["training"] and full["models"]["encoder_layers"] == 6
+    assert manifest["training"]["fingerprint"] != full["training"]["fingerprint"]
+    assert json.loads((folder / "encoder" / "config.json").read_text())["num_hidden_layers"] == 2
+    with safe_open(str(folder / "encoder" / "model.safetensors"), "pt") as fh:
+        layers = {int(k.split("encoder.layer.")[1].split(".")[0]) for k in fh.keys() if "encoder.layer." in k}
+    assert layers == {0, 1}  # the weights of layers 2-5 are not saved
+    texts = ["The earthquake caused a tsunami that destroyed the town.", "The town hall is a red building."]
+    cues = np.array([1.0, 0.0], dtype=np.float32)
+    on_torch = SentenceGate(folder, device="cpu", backend="torch")
+    on_ort = SentenceGate(folder, device="cpu", backend="onnxruntime", cache_dir=cfg.path("paths.cache") / "onnx")
+    assert len(on_torch.encoder.model[0].auto_model.encoder.layer) == 2
+    assert on_torch.describe()["encoder_layers"] == on_ort.describe()["encoder_layers"] == 2
+    assert SentenceGate(full_folder, device="cpu").describe()["encoder_layers"] == 6
+    # ONNX Runtime runs the two-layer export: the same scores as PyTorch's two layers
+    assert np.abs(on_torch.scores(texts, cues) - on_ort.scores(texts, cues)).max() < 1e-5
+    assert manifest["validation"]["at_threshold"]["recall"] >= 0.9
+    # a manifest that says another depth than the saved encoder is refused
+    odd = tmp_path / "odd"
+    shutil.copytree(folder, odd)
+    manifest["training"]["encoder_layers"] = 3
+    (odd / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelError, match="3 encoder layers"):
+        SentenceGate(odd, device="cpu")
+    with pytest.raises(ConfigError, match="gate_encoder_layers = 7, but encoder 'all-MiniLM-L6-v2' has 6 layers"):
+        train_gate(load_config(search_cwd=False, overrides={"extract.gate_encoder_layers": 7, "extract.device": "cpu",
+                                                            "extract.gate_train_steps": 1}), output=tmp_path / "g7")
+    with pytest.raises(ConfigError, match="gate_encoder_layers"):
+        load_config(search_cwd=False, overrides={"extract.gate_encoder_layers": -1})
