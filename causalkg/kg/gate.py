@@ -18,6 +18,12 @@ read 51% of the snapshot corpus at 95% held-out recall (version 1), the words be
 ``snapshots/gate-training/`` (Causal News Corpus subtask 1 and SemEval-2010 Task 8, causal vs
 not; see its SOURCE.md).
 
+**A shallower encoder** (``extract.gate.train.encoder_layers`` = N > 0): only the encoder's first N
+transformer layers are kept, fine-tuned and saved, so the folder's ``encoder/config.json`` says
+N and the gate runs N layers wherever it is loaded (the manifest records N; a folder whose
+manifest and encoder disagree is refused). The encoder's cost per sentence falls about in
+proportion (``python -m bench gate_layers``).
+
 The decision threshold is chosen on the validation split: the highest score that keeps
 ``extract.gate.train.target_recall`` of its gold causal sentences. The test split is never read here
 (``bench/bench_gate.py`` reports recall on it, and the share of the snapshot corpus read).
@@ -220,7 +226,7 @@ def gate_dtype(cfg: Config) -> str:
 def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: Path, *, steps: int,
                       batch_size: int, learning_rate: float, warmup: float, seed: int, dtype: str,
                       device: str, max_length: int = 128, classes: int = 1,
-                      frozen_layers: int = 0,
+                      frozen_layers: int = 0, keep_layers: int = 0,
                       at_chars: Sequence[Sequence[int]] | None = None,
                       desc: str = "fine-tuning the gate's encoder") -> tuple[np.ndarray, Any]:
     """Fine-tune the sentence encoder ``base`` as a classifier: its mean-pooled, L2-normalised
@@ -229,6 +235,9 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     ``classes`` units (cross-entropy on ``y`` in 0..classes-1, the pair verifier), AdamW with
     linear warm-up and decay, the token embeddings frozen (and the lowest ``frozen_layers``
     transformer layers: a cheaper backward pass), bfloat16 autocast when ``dtype`` says so.
+    ``keep_layers`` (> 0): only the first that many transformer layers are kept, fine-tuned and
+    saved (the saved config says so, so the folder loads and runs that many); 0 keeps them all.
+    Raises ConfigError when ``keep_layers`` exceeds the encoder's layers.
     ``at_chars`` (k character offsets per text): the head reads, instead of the mean, the k token
     vectors at those characters, each L2-normalised, side by side (k*dim inputs; what
     ``Encoder.encode(at_chars=...)`` computes: the pair verifier's span-start marks). Saves the
@@ -240,6 +249,15 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     torch.manual_seed(seed)
     st = SentenceTransformer(resolve_encoder_path(base), device=device)
     model, tok = st[0].auto_model, st.tokenizer
+    if keep_layers:
+        layers = len(model.encoder.layer)
+        if keep_layers > layers:
+            raise ConfigError(f"extract.gate.train.encoder_layers = {keep_layers}, but encoder {base!r} has {layers} layers",
+                              hint=f"set it to 1-{layers}, or 0 for all")
+        # The layers above the first keep_layers are dropped before fine-tuning: the head learns
+        # on what the truncated encoder computes, and inference runs only those layers.
+        model.encoder.layer = torch.nn.ModuleList(list(model.encoder.layer)[:keep_layers])
+        model.config.num_hidden_layers = keep_layers
     for p in model.embeddings.parameters():
         p.requires_grad = False
     for layer in model.encoder.layer[:frozen_layers]:
@@ -282,6 +300,16 @@ def fine_tune_encoder(base: str, texts: Sequence[str], y: np.ndarray, out_dir: P
     if classes == 1:
         return w[0], float(b[0])
     return w, b
+
+
+def encoder_layers(folder: str | os.PathLike) -> int | None:
+    """The transformer layers of the sentence-transformers encoder saved in ``folder`` (its
+    ``config.json``'s ``num_hidden_layers``; None when it names none)."""
+    path = Path(folder) / "config.json"
+    if not path.is_file():
+        return None
+    n = json.loads(path.read_text(encoding="utf-8")).get("num_hidden_layers")
+    return int(n) if n is not None else None
 
 
 FIRST_PASS = "first_pass"  # the manifest's block: {"keep": share, "threshold": word logit, ...}
@@ -348,6 +376,13 @@ class SentenceGate:
         self.threshold = tuned if threshold is None else float(threshold)
         self.threshold_source = "model manifest" if threshold is None else "config"
         self.encoder_name = str(self.folder / ENCODER_DIR)
+        # the transformer layers the saved encoder runs (its config; fewer than the base
+        # encoder's when trained with extract.gate.train.encoder_layers)
+        self.encoder_layers = encoder_layers(self.folder / ENCODER_DIR)
+        trained = manifest.get("training", {}).get("encoder_layers")
+        if trained and trained != self.encoder_layers:
+            raise ModelError(f"the sentence gate in {self.folder} was trained with {trained} encoder layers, but its "
+                             f"encoder/ holds {self.encoder_layers}", hint="retrain it with 'causalkg kg train-gate --force'")
         self.batch_size = batch_size
         if encoder is None:
             from causalkg.linking.encoder import Encoder
@@ -407,7 +442,8 @@ class SentenceGate:
 
     def describe(self) -> dict[str, Any]:
         return {"gate": "learned", "model": str(self.folder), "model_sha256": describe_input(self.folder / WEIGHTS)["sha256"],
-                "encoder": self.encoder_name, "encoder_backend": getattr(self.encoder, "backend", "torch"),
+                "encoder": self.encoder_name, "encoder_layers": self.encoder_layers,
+                "encoder_backend": getattr(self.encoder, "backend", "torch"),
                 "encoder_dtype": getattr(self.encoder, "dtype", "float32"),
                 "threshold": self.threshold, "threshold_source": self.threshold_source,
                 "first_pass": self.first_pass, **({"first_pass_source": self.first_pass_source} if self.first_pass_source else {})}
@@ -491,6 +527,8 @@ def gate_plan(cfg: Config, data: str | os.PathLike | None = None) -> dict[str, A
         "val_sha256": describe_input(files["val"])["sha256"],
         "encoder": tr.encoder,
         "encoder_fingerprint": model_fingerprint(tr.encoder),
+        # only when set: a gate of all the layers keeps the fingerprint it was trained with
+        **({"encoder_layers": int(tr.encoder_layers)} if int(tr.encoder_layers) else {}),
         "target_recall": recall,
         "c": [float(v) for v in tr.c],
         "words": {"ngrams": [1, 2], "min_df": WORD_MIN_DF},
@@ -544,7 +582,8 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
     dtype = training_dtype(plan["dtype"], dev)
     head_w, head_b = fine_tune_encoder(plan["encoder"], t_train, y_train, tmp / ENCODER_DIR, steps=plan["steps"],
                                        batch_size=plan["batch_size"], learning_rate=plan["learning_rate"],
-                                       warmup=plan["warmup"], seed=plan["seed"], dtype=dtype, device=dev)
+                                       warmup=plan["warmup"], seed=plan["seed"], dtype=dtype, device=dev,
+                                       keep_layers=int(plan.get("encoder_layers", 0)))
     tune_seconds = time.perf_counter() - t0
     encoder = Encoder(str(tmp / ENCODER_DIR), device=dev, **encoder_backend(cfg))
     x_val = features(encoder, t_val, cue_hits(t_val, segmenter)).astype(np.float64)
@@ -593,7 +632,8 @@ def train_gate(cfg: Config, *, output: str | os.PathLike | None = None, data: st
         counts={"train_sentences": len(train), "train_causal": int(y_train.sum())},
         timings={"fine_tune": tune_seconds, "fit": fit_seconds, "total": seconds},
         models={"encoder": plan["encoder"], "fine_tuned_encoder": ENCODER_DIR,
-                "encoder_backend": getattr(encoder, "backend", "torch")},
+                "encoder_backend": getattr(encoder, "backend", "torch"),
+                "encoder_layers": encoder_layers(tmp / ENCODER_DIR)},
         extra={"training": public, "validation": validation, "recommended": {"threshold": threshold},
                FIRST_PASS: first_pass},
     )

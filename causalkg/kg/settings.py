@@ -32,6 +32,7 @@ class GateTrainSettings:
 
     data: str
     encoder: str
+    encoder_layers: int
     target_recall: float
     c: list[float]
     mix: list[float]

@@ -329,3 +329,50 @@ def test_ck_train_gate_returns_a_result_that_renders_itself(gate_training, cli, 
     (in_tmp / "gate.toml").write_text(to_toml(cfg.to_dict()), encoding="utf-8")  # the fixture's settings
     r = cli("kg", "train-gate", "--config", in_tmp / "gate.toml", "--output", folder, "--if-missing")
     assert r.code == 0 and r.out == str(again) + "\n"
+def test_a_gate_of_the_first_k_encoder_layers_trains_and_runs_with_k(gate_dir, tmp_path):
+    """extract.gate.train.encoder_layers = 2: the encoder keeps its first two transformer layers,
+    is fine-tuned and saved that way, the manifest records it, and the loaded gate runs two
+    layers on PyTorch and on ONNX Runtime alike. 0 (the default) keeps all six and the training
+    fingerprint the gates trained before had."""
+    import shutil
+
+    from safetensors import safe_open
+
+    full_folder, cfg = gate_dir
+    small = load_config(search_cwd=False, overrides={**{k: cfg.get(k) for k in (
+        "extract.gate.train.data", "extract.gate.train.target_recall", "extract.gate.train.c", "extract.gate.train.steps",
+        "extract.gate.train.batch_size")}, "extract.device": "cpu", "paths.cache": str(cfg.path("paths.cache")),
+        "extract.gate.train.encoder_layers": 2})
+    res = train_gate(small, output=tmp_path / "gate-2")
+    folder = res.output
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["training"]["encoder_layers"] == 2 and manifest["models"]["encoder_layers"] == 2
+    full = json.loads((full_folder / "manifest.json").read_text())
+    assert "encoder_layers" not in full["training"] and full["models"]["encoder_layers"] == 6
+    assert manifest["training"]["fingerprint"] != full["training"]["fingerprint"]
+    assert json.loads((folder / "encoder" / "config.json").read_text())["num_hidden_layers"] == 2
+    with safe_open(str(folder / "encoder" / "model.safetensors"), "pt") as fh:
+        layers = {int(k.split("encoder.layer.")[1].split(".")[0]) for k in fh.keys() if "encoder.layer." in k}
+    assert layers == {0, 1}  # the weights of layers 2-5 are not saved
+    texts = ["The earthquake caused a tsunami that destroyed the town.", "The town hall is a red building."]
+    cues = np.array([1.0, 0.0], dtype=np.float32)
+    on_torch = SentenceGate(folder, device="cpu", backend="torch")
+    on_ort = SentenceGate(folder, device="cpu", backend="onnxruntime", cache_dir=cfg.path("paths.cache") / "onnx")
+    assert len(on_torch.encoder.model[0].auto_model.encoder.layer) == 2
+    assert on_torch.describe()["encoder_layers"] == on_ort.describe()["encoder_layers"] == 2
+    assert SentenceGate(full_folder, device="cpu").describe()["encoder_layers"] == 6
+    # ONNX Runtime runs the two-layer export: the same scores as PyTorch's two layers
+    assert np.abs(on_torch.scores(texts, cues) - on_ort.scores(texts, cues)).max() < 1e-5
+    assert manifest["validation"]["at_threshold"]["recall"] >= 0.9
+    # a manifest that says another depth than the saved encoder is refused
+    odd = tmp_path / "odd"
+    shutil.copytree(folder, odd)
+    manifest["training"]["encoder_layers"] = 3
+    (odd / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelError, match="3 encoder layers"):
+        SentenceGate(odd, device="cpu")
+    with pytest.raises(ConfigError, match="encoder_layers = 7, but encoder 'all-MiniLM-L6-v2' has 6 layers"):
+        train_gate(load_config(search_cwd=False, overrides={"extract.gate.train.encoder_layers": 7, "extract.device": "cpu",
+                                                            "extract.gate.train.steps": 1}), output=tmp_path / "g7")
+    with pytest.raises(ConfigError, match="encoder_layers"):
+        load_config(search_cwd=False, overrides={"extract.gate.train.encoder_layers": -1})
