@@ -11,8 +11,9 @@ from causalkg.options import add_command, add_force
 
 
 def install_models(*, package: PathLike | None = None, force: bool = False, cfg: CfgLike = None):
-    """Install the shipped gate and QA models (``causalkg kg install-models``) from ``package``
-    (default extract.model_package) into extract.gate.model and extract.qa.model, in float32,
+    """Install the shipped gate, QA and verifier models (``causalkg kg install-models``) from
+    ``package`` (default extract.model_package) into extract.gate.model, extract.qa.model and
+    kg.verifier.model, in float32,
     after checking every file's SHA-256. Returns ``kg.modelpack.InstallModelsResult``."""
     from causalkg.kg.modelpack import install_models as _install_models
 
@@ -26,12 +27,13 @@ def register(group: Any) -> None:
     """Add ``install-models`` to the ``kg`` group."""
     p = add_command(
         group, "install-models", _install_models_cli,
-        "install the shipped gate and QA models (models/causal-gate, models/causal-qa)",
+        "install the shipped gate, QA and verifier models (models/causal-gate, causal-qa, causal-verifier)",
         description=(
             "Verify the SHA-256 of every file of the model package (extract.model_package, default\n"
-            "modelpack/), convert its float16 weights to float32 and write extract.gate.model and\n"
-            "extract.qa.model as the trainers would. Models already installed from the same package\n"
-            "are left as they are. 'make models' retrains both and rebuilds the package."
+            "modelpack/), convert its float16 weights to float32 and write extract.gate.model,\n"
+            "extract.qa.model and kg.verifier.model as the trainers would. Models already installed\n"
+            "from the same package are left as they are. 'make models' retrains the three and\n"
+            "rebuilds the package."
         ),
     )
     p.add_argument("--package", metavar="DIR", help="model package folder (default: extract.model_package)")
