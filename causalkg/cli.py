@@ -41,7 +41,16 @@ from causalkg.options import (CommandParser, Handler, HelpFormatter, add_command
 STAGE_CLIS = ("causalkg.corpus.cli", "causalkg.linking.cli", "causalkg.kg.cli", "causalkg.evaluation.cli",
               "causalkg.web.cli")
 
+# What running a command needs beside its function (``main`` imports from them): loaded with the
+# parser, so that once a command runs nothing more is read from disk before its own work (a command
+# that runs out of file handles still ends in one line).
+RUN_MODULES = ("causalkg.core.deadline", "causalkg.core.interrupts", "causalkg.core.jsonl", "causalkg.core.progress",
+               "causalkg.core.ranges")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    for name in RUN_MODULES:
+        importlib.import_module(name)
     parser = CommandParser(
         prog="causalkg",
         description="Causal knowledge graphs from Wikipedia and Wikidata, and the measures to judge them.",

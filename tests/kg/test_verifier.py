@@ -215,6 +215,7 @@ def test_verdicts_flip_or_drop_reversed_pairs_and_drop_not_causal_ones(trained, 
     folder = trained[0]
     xs = _extractions()
     rev = _directional(folder, tmp_path / "rev", xs)
+    rev.reversed = "flip"  # (the default keeps reversed pairs as extracted)
     counts = LinkCounts()
     kept, asr, vds = verify_extractions(xs, None, rev, counts)
     assert asr is None and len(kept) == 3 and counts.verifier_pairs == 3 and counts.verifier_reversed_flipped == 3
