@@ -122,6 +122,37 @@ class Result:
 
 
 @dataclass
+class TrainingResult(Result):
+    """What a trainer did (``train_qa``, ``train_gate``, ``train_tagger``, ``train_verifier``):
+    trained, in the lines ``_trained_lines`` writes, or skipped, and why. A subclass adds the
+    fields its lines need after these three (``seconds``, ``validation``, ...)."""
+
+    output: Path = Path()
+    skipped: bool = False
+    reason: str = ""
+
+    @classmethod
+    def from_run(cls, run: Any, **extra: Any) -> "TrainingResult":
+        """The result of a trainer's own result ``run``: each field of this class read from it
+        (the output as a Path, mappings copied), ``extra`` over them, ``run`` kept as ``detail``."""
+        values = {}
+        for f in dataclasses.fields(cls):
+            if f.name == "detail" or f.name in extra:
+                continue
+            value = getattr(run, f.name)
+            values[f.name] = Path(value) if f.name == "output" else dict(value) if isinstance(value, Mapping) else value
+        return cls(**values, **extra, detail=run)
+
+    def _trained_lines(self) -> list[str]:
+        raise NotImplementedError
+
+    def _render(self, fmt: str) -> str:
+        if self.skipped:
+            return lines_block([f"nothing to do: {self.reason}"], fmt)
+        return lines_block(self._trained_lines(), fmt)
+
+
+@dataclass
 class TableResult(Result):
     """A result that is a table: ``rows()`` under ``COLUMNS`` (None: the first row's keys), in
     every format; json is the list of rows. ``note()``, when it returns text, is printed under

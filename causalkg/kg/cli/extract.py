@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
-from causalkg.core.results import Result, dumps, lines_block
+from causalkg.core.results import Result, TrainingResult, dumps, lines_block
 from causalkg.options import add_command, add_dry_run, add_force, add_format, add_lenient, add_out
 
 
@@ -70,12 +70,9 @@ def extract(*, extractor: str | None = None, input: PathLike | None = None, out:
 
 
 @dataclass
-class Training(Result):
+class Training(TrainingResult):
     """What ``train_qa`` did: trained (steps, validation) or skipped (why); a dry run's plan."""
 
-    output: Path = Path()
-    skipped: bool = False
-    reason: str = ""
     steps: int = 0
     seconds: float = 0.0
     validation: dict[str, Any] = field(default_factory=dict)
@@ -84,16 +81,17 @@ class Training(Result):
     def _render(self, fmt: str) -> str:
         if self.plan is not None:
             return lines_block(dumps(self.plan).splitlines(), fmt)
-        if self.skipped:
-            return lines_block([f"nothing to do: {self.reason}"], fmt)
+        return super()._render(fmt)
+
+    def _trained_lines(self) -> list[str]:
         v = self.validation
         tuned = v.get("at_tuned_threshold", {})
-        return lines_block([
+        return [
             f"trained {self.steps} steps in {self.seconds:.0f} s; saved to {self.output}",
             f"validation ({v.get('questions')} questions): F1 {tuned.get('f1', 0):.1f}, exact {tuned.get('exact', 0):.1f}, "
             f"has-answer F1 {tuned.get('has_ans_f1', 0):.1f}, no-answer accuracy {tuned.get('no_ans_acc', 0):.1f} "
             f"(no-answer threshold {v.get('null_threshold')}, checkpoint of step {v.get('selected_step')})",
-        ], fmt)
+        ]
 
 
 def train_qa(*, out: PathLike | None = None, data: PathLike | None = None, steps: int | None = None,
@@ -111,8 +109,7 @@ def train_qa(*, out: PathLike | None = None, data: PathLike | None = None, steps
     plan = None
     if r.skipped and r.reason == "dry run":
         plan = {**dict(r.manifest.get("training", {})), "output": str(r.output)}
-    return Training(output=Path(r.output), skipped=r.skipped, reason=r.reason, steps=r.steps, seconds=r.seconds,
-                    validation=dict(r.validation), plan=plan, detail=r)
+    return Training.from_run(r, plan=plan)
 
 
 # --- the command line ----------------------------------------------------------------------

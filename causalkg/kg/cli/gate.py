@@ -14,109 +14,89 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from causalkg.core.config import CfgLike, Config, PathLike, resolve_config
-from causalkg.core.results import Result, lines_block
+from causalkg.core.results import TrainingResult
 from causalkg.options import add_command, add_format
 
 
 @dataclass
-class GateTraining(Result):
+class GateTraining(TrainingResult):
     """What ``train_gate`` did: trained (the validation threshold, recall, share kept) or skipped (why)."""
 
-    output: Path = Path()
-    skipped: bool = False
-    reason: str = ""
     seconds: float = 0.0
     validation: dict[str, Any] = field(default_factory=dict)
 
-    def _render(self, fmt: str) -> str:
-        if self.skipped:
-            return lines_block([f"nothing to do: {self.reason}"], fmt)
+    def _trained_lines(self) -> list[str]:
         v = self.validation
         at = v["at_threshold"]
-        return lines_block([
+        return [
             f"trained the sentence gate in {self.seconds:.0f} s; saved to {self.output}",
             f"validation ({v['sentences']} sentences, {v['causal']} causal): threshold {v['threshold']:.4f} keeps "
             f"{100 * at['recall']:.1f}% of causal sentences and {100 * at['kept']:.1f}% of all (mix {v['mix']}, "
             f"C {v['c']}, {v['words']} word n-grams)",
-        ], fmt)
+        ]
 
 
 def train_gate(*, output: PathLike | None = None, data: PathLike | None = None, if_missing: bool = False,
                cfg: CfgLike = None) -> GateTraining:
     """Train the learned sentence gate (``causalkg kg train-gate``) on ``data`` (a folder with
-    train.jsonl and val.jsonl; default extract.gate_train_data) into ``output`` (default
-    extract.gate_model). ``if_missing``: do nothing when the folder holds a gate trained with the
+    train.jsonl and val.jsonl; default extract.gate.train.data) into ``output`` (default
+    extract.gate.model). ``if_missing``: do nothing when the folder holds a gate trained with the
     same data and settings. Raises ConfigError on missing or one-class data."""
     from causalkg.kg.gate import train_gate as _train_gate
 
-    r = _train_gate(resolve_config(cfg), output=output, data=data, if_missing=if_missing)
-    return GateTraining(output=Path(r.output), skipped=r.skipped, reason=r.reason, seconds=r.seconds,
-                        validation=dict(r.validation), detail=r)
+    return GateTraining.from_run(_train_gate(resolve_config(cfg), output=output, data=data, if_missing=if_missing))
 
 
 @dataclass
-class TaggerTraining(Result):
+class TaggerTraining(TrainingResult):
     """What ``train_tagger`` did: trained (steps, validation pair scores) or skipped (why)."""
 
-    output: Path = Path()
-    skipped: bool = False
-    reason: str = ""
     steps: int = 0
     seconds: float = 0.0
     validation: dict[str, Any] = field(default_factory=dict)
 
-    def _render(self, fmt: str) -> str:
-        if self.skipped:
-            return lines_block([f"nothing to do: {self.reason}"], fmt)
+    def _trained_lines(self) -> list[str]:
         v = self.validation
         p = v["pair"]
-        return lines_block([
+        return [
             f"trained {self.steps} steps in {self.seconds:.0f} s; saved to {self.output}",
             f"validation ({v['sentences']} sentences, {v['relations']} relations): pair "
             f"P {p['precision']:.3f} R {p['recall']:.3f} F1 {p['f1']:.3f} (checkpoint of step {v['selected_step']})",
-        ], fmt)
+        ]
 
 
 def train_tagger(*, output: PathLike | None = None, data: PathLike | None = None, steps: int | None = None,
                  base_model: str | None = None, device: str | None = None, if_missing: bool = False,
                  cfg: CfgLike = None) -> TaggerTraining:
     """Train the span-tagging extractor (``causalkg kg train-tagger``) on ``data`` (default
-    extract.tagger_train_data) into ``output`` (default extract.tagger_model); ``steps``,
+    extract.tagger.train.data) into ``output`` (default extract.tagger.model); ``steps``,
     ``base_model`` and ``device`` override the settings for this call. ``if_missing``: do nothing
     when the folder is current."""
     from causalkg.kg.tagger import train_tagger as _train_tagger
 
-    r = _train_tagger(resolve_config(cfg), output=output, data=data, steps=steps, base_model=base_model,
-                      if_missing=if_missing, device=device)
-    return TaggerTraining(output=Path(r.output), skipped=r.skipped, reason=r.reason, steps=r.steps, seconds=r.seconds,
-                          validation=dict(r.validation), detail=r)
+    return TaggerTraining.from_run(_train_tagger(resolve_config(cfg), output=output, data=data, steps=steps,
+                                                 base_model=base_model, if_missing=if_missing, device=device))
 
 
 @dataclass
-class VerifierTraining(Result):
+class VerifierTraining(TrainingResult):
     """What ``train_verifier`` did: trained (threshold, accuracy, F1 per class) or skipped (why)."""
 
-    output: Path = Path()
-    skipped: bool = False
-    reason: str = ""
     seconds: float = 0.0
     validation: dict[str, Any] = field(default_factory=dict)
 
-    def _render(self, fmt: str) -> str:
-        if self.skipped:
-            return lines_block([f"nothing to do: {self.reason}"], fmt)
+    def _trained_lines(self) -> list[str]:
         at = self.validation["at_threshold"]
         # per_class is in the order of the verifier's classes (kg.verifier.LABELS)
         per = ", ".join(f"{n} F1 {c['f1']:.3f}" for n, c in at["per_class"].items())
-        return lines_block([
+        return [
             f"trained the pair verifier in {self.seconds:.0f} s; saved to {self.output}",
             f"validation ({at['pairs']} pairs): threshold {self.validation['threshold']:.2f}, accuracy "
             f"{at['accuracy']:.3f}, macro F1 {at['macro_f1']:.3f} ({per})",
-        ], fmt)
+        ]
 
 
 def train_verifier(*, output: PathLike | None = None, data: PathLike | None = None, if_missing: bool = False,
@@ -127,9 +107,8 @@ def train_verifier(*, output: PathLike | None = None, data: PathLike | None = No
     ConfigError on missing or one-class data, SchemaError on a bad record."""
     from causalkg.kg.verifier import train_verifier as _train_verifier
 
-    r = _train_verifier(resolve_config(cfg), output=output, data=data, if_missing=if_missing)
-    return VerifierTraining(output=Path(r.output), skipped=r.skipped, reason=r.reason, seconds=r.seconds,
-                            validation=dict(r.validation), detail=r)
+    return VerifierTraining.from_run(_train_verifier(resolve_config(cfg), output=output, data=data,
+                                                     if_missing=if_missing))
 
 
 # --- the command line ----------------------------------------------------------------------
