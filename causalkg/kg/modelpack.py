@@ -10,8 +10,8 @@ version, the SHA-256 and size of every file, and which weight files were stored 
 ``models/causal-gate``, ``models/causal-qa`` and ``models/causal-verifier`` (``extract.gate.model``,
 ``extract.qa.model``, ``kg.verifier.model``) atomically, with the training manifests as they are:
 their training fingerprints are what ``train-gate``, ``train-qa`` and ``train-verifier`` with
-``--if-missing`` compare, so those find the installed models current. ``build_model_package`` makes the package from trained model folders
-(``scripts/build_modelpack.py``, ``make models``).
+``--if-missing`` compare, so those find the installed models current. ``build_model_package``
+makes the package from trained model folders (``scripts/build_modelpack.py``, ``make models``).
 """
 
 from __future__ import annotations
@@ -212,8 +212,8 @@ def install_models(cfg: Config, *, package: str | os.PathLike | None = None, for
 def build_model_package(models: dict[str, str | os.PathLike], out: str | os.PathLike, *, version: str,
                         model_card: str | None = None) -> BuildModelPackageResult:
     """Make a model package at ``out`` from trained model folders (``{"causal-gate": dir,
-    "causal-qa": dir, "causal-verifier": dir}``): safetensors weights stored in float16, every other file copied, the
-    ONNX cache left out, ``MANIFEST.json`` written last. ``model_card``: the text of
+    "causal-qa": dir, "causal-verifier": dir}``): safetensors weights stored in float16, every
+    other file copied, the ONNX cache left out, ``MANIFEST.json`` written last. ``model_card``: the text of
     ``MODEL_CARD.md``. The folder is replaced as a whole (temporary sibling, then renames)."""
     out = Path(out)
     files: dict[str, dict[str, Any]] = {}
