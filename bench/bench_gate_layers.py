@@ -182,15 +182,13 @@ def speed_table(cfg, vs: list[dict], docs: list[dict], seg) -> None:
 
 
 def quality_table(cfg, vs: list[dict]) -> None:
-    from bench.bench_quality import gold_relations, run
+    from bench.bench_quality import gold_relations, run, write_sentences
 
     records = gold_relations()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        with open(work / "sentences.jsonl", "w", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(json.dumps({"id": rec["id"], "text": rec["text"]}, ensure_ascii=False) + "\n")
+        write_sentences(records, work)
         for k, v in enumerate(vs):
             with running(v):
                 r = run(records, work, f"run{k}", {"extract.gate.model": str(v["folder"]),

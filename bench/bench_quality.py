@@ -66,7 +66,18 @@ def ensure_models() -> None:
             print(f"(trained the {name} model in {t.seconds:.0f} s)\n")
 
 
+def write_sentences(records: list[dict], workdir: Path) -> Path:
+    """The input :func:`run` reads: ``workdir/sentences.jsonl``, one ``{"id", "text"}`` per record."""
+    path = workdir / "sentences.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        for rec in records:
+            fh.write(json.dumps({"id": rec["id"], "text": rec["text"]}, ensure_ascii=False) + "\n")
+    return path
+
+
 def run(records: list[dict], workdir: Path, name: str, overrides: dict) -> dict:
+    """Extract ``records`` (written by :func:`write_sentences` into ``workdir``) with ``overrides``
+    and match the pairs against their gold relations."""
     from causalkg.kg.extract import extract
     from causalkg.kg.span_metrics import PairMatch
 
@@ -119,9 +130,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        with open(work / "sentences.jsonl", "w", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(json.dumps({"id": rec["id"], "text": rec["text"]}, ensure_ascii=False) + "\n")
+        write_sentences(records, work)
         for k, (name, over) in enumerate(configs):
             r = run(records, work, f"run{k}", over)
             rows.append({"configuration": name, "pred": int(r["pred"]), "matched": int(r["matched"]),

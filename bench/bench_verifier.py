@@ -105,11 +105,11 @@ def extract_pairs(records: list[dict], workdir: Path, name: str, overrides: dict
     from causalkg.kg.extract import extract
 
     cfg = load_config(search_cwd=False, overrides={"paths.data": str(workdir / "data"), **overrides})
+    from bench.bench_quality import write_sentences
+
     inp = workdir / "sentences.jsonl"
     if not inp.exists():
-        with open(inp, "w", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(json.dumps({"id": rec["id"], "text": rec["text"]}, ensure_ascii=False) + "\n")
+        write_sentences(records, workdir)
     out = workdir / f"{name}.jsonl"
     extract(cfg, input=inp, output=out, force=True)
     return [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines() if x.strip()]

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--grid", help="a JSON list of override dicts (default: the grid in this script)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
-    from bench.bench_quality import ensure_models, run
+    from bench.bench_quality import ensure_models, run, write_sentences
     from causalkg.core.tables import render_table
 
     grid = json.loads(args.grid) if args.grid else DEFAULT_GRID
@@ -61,9 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        with open(work / "sentences.jsonl", "w", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(json.dumps({"id": rec["id"], "text": rec["text"]}, ensure_ascii=False) + "\n")
+        write_sentences(records, work)
         for k, over in enumerate(grid):
             r = run(records, work, f"run{k}", over)
             rows.append({"settings": ", ".join(f"{key.removeprefix('extract.')}={v}" for key, v in over.items()),
