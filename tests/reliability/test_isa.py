@@ -27,13 +27,14 @@ LIMITS = {"ATEN_CPU_CAPABILITY": "default", "DNNL_MAX_CPU_ISA": "SSE41", "MKL_CB
 
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory) -> Path:
-    """A project folder with the shipped gate and QA models installed into ``models/``."""
+    """A project folder with the shipped models installed into its own ``models/`` (never the repo's)."""
     root = tmp_path_factory.mktemp("isa")
     cfg = load_config(search_cwd=False, overrides={
         "extract.gate.model": str(root / "models" / "causal-gate"),
         "extract.qa.model": str(root / "models" / "causal-qa"),
+        "kg.verifier.model": str(root / "models" / "causal-verifier"),
         "extract.model_package": str(REPO / "modelpack")})
-    assert len(install_models(cfg).installed) == 2
+    assert set(install_models(cfg).installed) == {"causal-gate", "causal-qa", "causal-verifier"}
     return root
 
 
