@@ -67,7 +67,7 @@ models: venv
 	$(CK) kg train-gate
 	$(CK) kg train-qa
 	$(CK) kg train-verifier
-	$(BIN)/python scripts/build_modelpack.py --measure
+	$(CK) kg build-modelpack --measure
 
 tagger-model: venv
 	$(CK) kg train-tagger --if-missing
@@ -101,6 +101,7 @@ bench: venv
 docs: venv
 	$(BIN)/python scripts/gen_cli_docs.py
 	$(BIN)/python scripts/gen_api_docs.py
+	$(BIN)/python scripts/gen_config_docs.py
 
 clean:
 	rm -rf data/ .pytest_cache

@@ -251,7 +251,7 @@ def bench_speed(items, docs, model_dir):
         with OpenAIServer(lambda body: '{"relations": []}', latency=0.05) as server:
             cfg = load_config(search_cwd=False, overrides={"llm.base_url": server.base_url,
                                                            "extract.candidates_only": only})
-            llm = LLMExtractor(cfg, client=ChatClient("scripted", base_url=server.base_url, concurrency=8, cache=None))
+            llm = LLMExtractor.from_config(cfg, client=ChatClient("scripted", base_url=server.base_url, concurrency=8, cache=None))
             with timed() as t:
                 llm.extract(inputs)
             sent_table.add("llm (local scripted server, 50 ms/answer, 8 in flight)", n, t.seconds,

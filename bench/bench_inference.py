@@ -90,7 +90,7 @@ def main() -> None:
     del qa_runs
     tag_runs = []
     for dtype in TAGGER_FORMATS:
-        ext = TaggerExtractor(_cfg(**{"tagger.model": str(tagger.output)}, candidates_only=False, dtype=dtype))
+        ext = TaggerExtractor.from_config(_cfg(**{"tagger.model": str(tagger.output)}, candidates_only=False, dtype=dtype))
         tag_runs.append(("tagger", ext, ext.tagger))
     print("\n### Span tagger (features: tagging passes, one per sentence and relation)\n")
     print(render_table(_table(tag_runs, items, rounds), None, "md", floatfmt=".1f"))

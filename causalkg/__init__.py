@@ -49,7 +49,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "causalkg.kg.cli.extract": ("extract", "train_qa", "Extraction", "Training"),
     "causalkg.kg.cli.gate": ("train_gate", "train_tagger", "train_verifier", "GateTraining", "TaggerTraining",
                              "VerifierTraining"),
-    "causalkg.kg.cli.models": ("install_models",),
+    "causalkg.kg.cli.models": ("install_models", "build_modelpack"),
     "causalkg.kg.cli.graph": ("assemble", "export", "query", "stats", "summary", "Assembly", "Export", "QueryAnswer",
                               "Stats", "Summary"),
     "causalkg.evaluation.cli.recall": ("recall", "precision", "human_precision", "report", "Recall", "Precision",

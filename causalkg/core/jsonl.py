@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import fnmatch
 import gzip
 import io
 import json
@@ -29,7 +28,6 @@ import os
 import re
 import shutil
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator, TypeVar
@@ -37,6 +35,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from causalkg.core import faults
 from causalkg.core.errors import CausalKGError, SchemaError
 
 M = TypeVar("M", bound=BaseModel)
@@ -359,30 +358,6 @@ def sweep_stale_temps(folder: str | os.PathLike, *, every_time: bool = False) ->
     return removed
 
 
-_pause_counts: dict[str, int] = {}
-
-
-def _fault_pause(target: Path) -> None:
-    """Fault injection for the kill tests (tests/reliability): with ``CAUSALKG_FAULT_PAUSE`` set
-    to ``GLOB`` or ``GLOB#N`` and ``CAUSALKG_FAULT_MARKER`` to a path, the N-th (default first)
-    write of a file whose name matches GLOB stops just before its rename, creates the marker
-    and waits there for ever, so a test can kill -9 the process at that exact point. Unset
-    (always, outside those tests), this does nothing."""
-    spec = os.environ.get("CAUSALKG_FAULT_PAUSE")
-    marker = os.environ.get("CAUSALKG_FAULT_MARKER")
-    if not spec or not marker:
-        return
-    pattern, _, nth = spec.partition("#")
-    if not fnmatch.fnmatchcase(target.name, pattern):
-        return
-    _pause_counts[spec] = _pause_counts.get(spec, 0) + 1
-    if _pause_counts[spec] != int(nth or 1):
-        return
-    Path(marker).write_text(f"{os.getpid()} {target}\n", encoding="utf-8")
-    while True:
-        time.sleep(60)
-
-
 def _is_empty(tmp_name: str, gz: bool) -> bool:
     if os.path.getsize(tmp_name) == 0:
         return True
@@ -484,7 +459,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, allow_empty: bool 
                 f"refusing to replace {target} ({target.stat().st_size} bytes) with an empty file: "
                 "the run produced nothing; the existing file is kept",
                 hint="check the inputs, or rerun with --allow-shrink to write the empty result")
-        _fault_pause(target)
+        faults.point(f"write:{target.name}", target)
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(Exception):

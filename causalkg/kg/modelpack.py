@@ -11,7 +11,8 @@ version, the SHA-256 and size of every file, and which weight files were stored 
 ``extract.qa.model``, ``kg.verifier.model``) atomically, with the training manifests as they are:
 their training fingerprints are what ``train-gate``, ``train-qa`` and ``train-verifier`` with
 ``--if-missing`` compare, so those find the installed models current. ``build_model_package``
-makes the package from trained model folders (``scripts/build_modelpack.py``, ``make models``).
+makes the package from trained model folders (``causalkg kg build-modelpack``, ``make models``; the
+card and its measured figures are ``kg.modelcard``'s).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from causalkg.core.jsonl import atomic_dir, atomic_write
 from causalkg.core.manifest import read_manifest, write_manifest
 
 PACKAGE_MANIFEST = "MANIFEST.json"
+PACKAGE_VERSION = "1.1.0"  # of the package `causalkg kg build-modelpack` makes (modelpack/ holds this version)
 PACKAGE_NAME = "causalkg-models"
 # The models of the package: its sub-folder, the config key of the installed folder, and the
 # files and folders copied (the ONNX export is a cache rebuilt at extraction, never shipped).
@@ -70,9 +72,11 @@ class BuildModelPackageResult:
     version: str
     files: int
     bytes: int
+    measured: dict[str, Any] | None = None  # validation figures, trained beside packaged (``modelcard.measure``)
 
     def render(self) -> str:
-        return f"model package {self.package} (version {self.version}): {self.files} files, {self.bytes / 1e6:.1f} MB"
+        line = f"model package {self.package} (version {self.version}): {self.files} files, {self.bytes / 1e6:.1f} MB"
+        return line if not self.measured else json.dumps(self.measured, indent=2) + "\n" + line
 
 
 def sha256_file(path: Path) -> str:

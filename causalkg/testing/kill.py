@@ -1,5 +1,5 @@
 """Kill tests: run ``causalkg`` as a real process, stop it at an exact point
-(``CAUSALKG_FAULT_PAUSE``, see ``causalkg.core.jsonl._fault_pause``), kill -9 it, and look at what
+(a ``write:GLOB`` pause of ``causalkg.core.faults``), kill -9 it, and look at what
 is left in /proc. Every wait is a bounded poll on an observable state, never a fixed sleep."""
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Callable
+
+from causalkg.core import faults
 
 BOUND = 300.0  # seconds any wait may take before the test fails (far above what it needs)
 
@@ -59,13 +61,19 @@ def descendants(pid: int) -> set[int]:
     return out
 
 
+def pause_env(pause: str, marker: Path) -> dict[str, str]:
+    """The environment that holds the N-th atomic write of a file named like ``pause``
+    (``GLOB`` or ``GLOB#N``) just before its rename, creating ``marker`` when it gets there."""
+    pattern, _, nth = pause.partition("#")
+    return {faults.ENV: faults.spec(f"write:{pattern}", nth=int(nth or 1), action="pause"), faults.MARKER: str(marker)}
+
+
 def causalkg(args: list[str], cwd: Path, *, pause: str | None = None, marker: Path | None = None) -> subprocess.Popen:
     env = {**os.environ, "CAUSALKG_PROGRESS": "never", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    env.pop("CAUSALKG_FAULT_PAUSE", None)
+    env.pop(faults.ENV, None)
     if pause is not None:
         assert marker is not None
-        env["CAUSALKG_FAULT_PAUSE"] = pause
-        env["CAUSALKG_FAULT_MARKER"] = str(marker)
+        env.update(pause_env(pause, marker))
     return subprocess.Popen([sys.executable, "-m", "causalkg.cli", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 

@@ -7,6 +7,7 @@ import pytest
 
 from causalkg.cli import main
 from causalkg.core.config import EXTRACT_RENAMED, flat_items, load_config, load_defaults, renamed_key
+from causalkg.core.config import block as block_of
 from causalkg.core.errors import ConfigError
 
 DEFAULTS = dict(flat_items(load_defaults()))
@@ -120,3 +121,29 @@ def test_a_block_out_of_step_with_defaults_toml_fails_naming_the_keys():
         block(cfg, "extract.gate", Short)
     with pytest.raises(ConfigError, match=r"no config section \[extract\.nothing\]"):
         block(cfg, "extract.nothing", Short)
+
+
+def test_each_extractor_is_built_from_its_own_block_not_the_whole_config():
+    """The extractors take their block (a frozen dataclass) and the few run keys they use; only
+    their ``from_config`` / registry factory reads the Config."""
+    import inspect
+
+    from causalkg.kg.extractors.llm import LLMExtractor
+    from causalkg.kg.extractors.patterns import PatternExtractor
+    from causalkg.kg.extractors.qa import QAExtractor
+    from causalkg.kg.extractors.tagger import TaggerExtractor
+
+    for cls, settings in ((QAExtractor, "QASettings"), (TaggerExtractor, "TaggerSettings"), (LLMExtractor, "LLMSettings"),
+                          (PatternExtractor, None)):
+        params = inspect.signature(cls.__init__).parameters
+        assert "cfg" not in params, cls.__name__
+        if settings:
+            assert params[list(params)[1]].annotation == settings, cls.__name__
+    from causalkg.kg.settings import LLMSettings
+
+    class Client:  # what LLMExtractor asks of a client before any request: its model name
+        model = "m"
+
+    cfg = load_config(search_cwd=False)
+    llm = LLMExtractor(block_of(cfg, "extract.llm", LLMSettings), Client())
+    assert llm.passage_chars == cfg.get("extract.llm.passage_chars") and llm.candidates_only

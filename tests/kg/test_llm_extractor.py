@@ -62,7 +62,7 @@ def cfg(**over):
 def test_relations_map_to_offsets_and_text_not_in_the_passage_is_dropped(tmp_path):
     with OpenAIServer(answer_from_passage) as server:
         client = make_client(server, tmp_path)
-        ext = LLMExtractor(cfg(), client=client)
+        ext = LLMExtractor.from_config(cfg(), client=client)
         out = tmp_path / "llm.jsonl"
         res = extract(cfg(), extractor="llm", input=WIKI, output=out, extractor_obj=ext)
         recs = [json.loads(l) for l in out.read_text().splitlines()]
@@ -87,7 +87,7 @@ def test_relations_map_to_offsets_and_text_not_in_the_passage_is_dropped(tmp_pat
         assert body["response_format"] == {"type": "json_object"}
         sent = server.chat_requests
         # A second run over the same input asks nothing: every answer is in the disk cache.
-        ext2 = LLMExtractor(cfg(), client=make_client(server, tmp_path))
+        ext2 = LLMExtractor.from_config(cfg(), client=make_client(server, tmp_path))
         extract(cfg(), extractor="llm", input=WIKI, output=tmp_path / "again.jsonl", extractor_obj=ext2)
         assert server.chat_requests == sent
         assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()
@@ -97,7 +97,7 @@ def test_malformed_json_is_asked_again_then_given_up(tmp_path):
     answers = iter(["Sure! Here are the relations: cause=storm", '[{"cause": "storm"}]',
                     '```json\n[{"cause": "The storm", "effect": "floods", "direction": "increase"}]\n```'])
     with OpenAIServer(lambda body: next(answers)) as server:
-        ext = LLMExtractor(cfg(), client=make_client(server, tmp_path))
+        ext = LLMExtractor.from_config(cfg(), client=make_client(server, tmp_path))
         recs = ext.extract([storm_doc()])
         assert [(r["cause"]["text"], r["effect"]["text"]) for r in recs] == [("The storm", "floods")]
         assert server.chat_requests == 3
@@ -105,7 +105,7 @@ def test_malformed_json_is_asked_again_then_given_up(tmp_path):
         assert [b.get("seed") for b in server.requests] == [None, None, None]
 
     with OpenAIServer(lambda body: "not json at all") as server:
-        ext = LLMExtractor(cfg(**{"extract.llm.max_attempts": 2}), client=make_client(server, tmp_path / "b"))
+        ext = LLMExtractor.from_config(cfg(**{"extract.llm.max_attempts": 2}), client=make_client(server, tmp_path / "b"))
         assert ext.extract([storm_doc()]) == []
         assert server.chat_requests == 2 and ext.stats()["passages_failed"] == 1
 
@@ -117,7 +117,7 @@ def test_429_with_retry_after_and_a_timeout_are_retried(tmp_path):
         server.add_fault(Fault(status=429, retry_after=7), Fault(delay=4.0))
         client = make_client(server, tmp_path, timeout=2.0)
         client.sleep = waits.append
-        ext = LLMExtractor(cfg(), client=client)
+        ext = LLMExtractor.from_config(cfg(), client=client)
         recs = ext.extract([storm_doc()])
         assert len(recs) == 1
         assert server.chat_requests == 3  # 429, the slow answer the client gave up on, the answer
@@ -128,7 +128,7 @@ def test_429_with_retry_after_and_a_timeout_are_retried(tmp_path):
 def test_a_server_that_keeps_failing_raises_naming_the_endpoint(tmp_path):
     with OpenAIServer() as server:
         server.add_fault(*[Fault(status=503)] * 10)
-        ext = LLMExtractor(cfg(), client=make_client(server, tmp_path))
+        ext = LLMExtractor.from_config(cfg(), client=make_client(server, tmp_path))
         with pytest.raises(SourceError, match=r"127\.0\.0\.1.*failed after 4 attempts"):
             ext.extract([storm_doc()])
 
@@ -137,7 +137,7 @@ def test_passages_group_consecutive_candidates_within_the_size_limit(tmp_path):
     seg = Segmenter()
     text = "The storm caused floods. Nothing here. The floods led to evacuations. Rain caused mud."
     doc = Document("d", text, seg.split(text))
-    ext = LLMExtractor(cfg(**{"extract.llm.passage_chars": 200, "extract.candidates_only": False}),
+    ext = LLMExtractor.from_config(cfg(**{"extract.llm.passage_chars": 200, "extract.candidates_only": False}),
                        client=ChatClient("m", base_url="http://127.0.0.1:9/v1"))
     assert [len(run) for run in ext.passages(doc)] == [4]
     ext.passage_chars = 50

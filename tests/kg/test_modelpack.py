@@ -159,3 +159,47 @@ def test_cli_installs_then_skips_and_reports_a_bad_file(trained, tmp_path, capsy
     assert main(["kg", "install-models", "--package", str(tmp_path / "bad"), "--force", *sets]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "tokenizer.json does not match its SHA-256" in err[0]
+
+
+def _with_validation(src: Path, dst: Path, validation: dict, **extra) -> Path:
+    """A copy of a trained folder whose manifest holds the validation figures a card states."""
+    import shutil
+
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("onnx"))
+    manifest = json.loads((dst / "manifest.json").read_text(encoding="utf-8"))
+    write_manifest(dst, {**manifest, "validation": validation, **extra})
+    return dst
+
+
+def test_build_modelpack_command_packs_three_models_with_a_card_and_names_a_missing_one(trained, tmp_path, capsys):
+    root, _ = trained
+    at = {"recall": 0.95, "kept": 0.36}
+    gate = _with_validation(root / "trained" / "causal-gate", tmp_path / "gate",
+                            {"threshold": 0.34, "at_threshold": at, "sentences": 805})
+    gm = json.loads((gate / "manifest.json").read_text())
+    write_manifest(gate, {**gm, "training": {**gm["training"], "target_recall": 0.95}})
+    qa = _with_validation(root / "trained" / "causal-qa", tmp_path / "qa",
+                          {"null_threshold": 2.0, "at_tuned_threshold": {"f1": 86.7, "exact": 82.2, "questions": 2756}})
+    verifier = tmp_path / "verifier"
+    tiny_sentence_encoder(verifier / "encoder")
+    np.savez(verifier / "verifier.npz", w=np.zeros((3, 32), np.float32))
+    write_manifest(verifier, {"stage": "kg.train-verifier", "validation": {
+        "threshold": 0.35, "at_threshold": {"accuracy": 0.87, "macro_f1": 0.83, "pairs": 1039}}})
+    args = ["kg", "build-modelpack", "--gate", str(gate), "--qa", str(qa), "--verifier", str(verifier),
+            "--out", str(tmp_path / "pack")]
+    assert main(args) == 0
+    assert "model package " in capsys.readouterr().out
+    manifest = json.loads((tmp_path / "pack" / "MANIFEST.json").read_text())
+    assert manifest["models"] == ["causal-gate", "causal-qa", "causal-verifier"]
+    assert "causal-verifier/encoder/model.safetensors" in manifest["float16"]
+    card = (tmp_path / "pack" / "MODEL_CARD.md").read_text()
+    assert "macro F1 0.83" in card and "Not measured for this build" in card and "MB in all" in card
+    cfg = load_config(search_cwd=False, overrides={"extract.gate.model": str(tmp_path / "m" / "g"),
+                                                   "extract.qa.model": str(tmp_path / "m" / "q"),
+                                                   "kg.verifier.model": str(tmp_path / "m" / "v")})
+    assert set(install_models(cfg, package=tmp_path / "pack").installed) == {"causal-gate", "causal-qa", "causal-verifier"}
+    # A folder that holds no trained model is named, with the trainer to run.
+    assert main([*args[:-2], "--verifier", str(tmp_path / "nothing"), "--out", str(tmp_path / "pack2")]) != 0
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "nothing holds no trained causal-verifier" in err and "train-verifier" in err
+    assert not (tmp_path / "pack2").exists()

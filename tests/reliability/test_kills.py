@@ -2,7 +2,7 @@
 rerun: the outputs are byte-identical to an uninterrupted run's, no worker process outlives
 its parent, and no temporary file of the killed run is left.
 
-The points are reached with ``CAUSALKG_FAULT_PAUSE`` (the process stops there and the test
+The points are reached with a ``write:`` pause of ``CAUSALKG_FAULT_AT`` (the process stops there and the test
 kills it); every wait is a bounded poll.
 """
 

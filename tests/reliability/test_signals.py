@@ -1,6 +1,6 @@
 """SIGINT and SIGTERM sent to the parent process alone (not its process group) in the middle of
 ``kg extract --workers 2`` and ``corpus build --workers 2``: the real CLI in a subprocess, held
-at an exact write (``CAUSALKG_FAULT_PAUSE``) and signalled there. It exits 130 / 143 with one
+at an exact write (a ``write:`` pause of ``CAUSALKG_FAULT_AT``) and signalled there. It exits 130 / 143 with one
 line saying what is done and that a rerun resumes, no resource-tracker warning, no worker left;
 the finished shards stay, and the rerun resumes from them to the uninterrupted run's bytes."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from causalkg.testing.kill import BOUND, alive, descendants, wait_for
+from causalkg.testing.kill import BOUND, alive, descendants, pause_env, wait_for
 
 from tests.conftest import FIXTURES, REPO
 
@@ -32,9 +32,8 @@ WIKIPEDIA = ["corpus", "build", "--only", "wikipedia", "--workers", "2"]
 
 def _env(**extra: str) -> dict[str, str]:
     env = {**os.environ, "CAUSALKG_PROGRESS": "never", "PYTHONPATH": str(REPO), **extra}
-    for key in ("CAUSALKG_FAULT_PAUSE", "CAUSALKG_FAULT_AT"):
-        if key not in extra:
-            env.pop(key, None)
+    if "CAUSALKG_FAULT_AT" not in extra:
+        env.pop("CAUSALKG_FAULT_AT", None)
     return env
 
 
@@ -50,7 +49,7 @@ def _signalled(args: list[str], cwd: Path, pause: str, sig: int) -> tuple[int, s
     exit code and stderr once it and every process below it have ended."""
     marker = cwd / ".paused"
     proc = subprocess.Popen([sys.executable, "-m", "causalkg.cli", *args], cwd=cwd,
-                            env=_env(CAUSALKG_FAULT_PAUSE=pause, CAUSALKG_FAULT_MARKER=str(marker)),
+                            env=_env(**pause_env(pause, marker)),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         wait_for(marker.exists, f"pause at {pause}", proc=proc)

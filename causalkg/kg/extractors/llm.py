@@ -55,7 +55,7 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 def create(arg: str, *, cfg: Config, client: Any = None, **_: Any) -> "LLMExtractor":
     """The registry factory: ``llm`` (model from ``llm.model``) or ``llm:MODEL``."""
-    return LLMExtractor(cfg, model=arg or None, client=client)
+    return LLMExtractor.from_config(cfg, model=arg or None, client=client)
 
 
 def prompt_path(name: str, base_dir: Path | None = None) -> Path:
@@ -126,19 +126,27 @@ def locate(phrase: str, text: str, near: int = 0) -> tuple[int, int] | None:
 class LLMExtractor:
     name = "llm"
 
-    def __init__(self, cfg: Config, *, model: str | None = None, client: Any = None):
-        from causalkg.core.llm import ChatClient
-
-        ex = cfg["extract"]
-        self.client = client or ChatClient.from_config(cfg, model=model)
+    def __init__(self, settings: LLMSettings, client: Any, *, base_dir: Path | None = None,
+                 candidates_only: bool = True):
+        """The extractor of its block, ``[extract.llm]``, a chat ``client`` (``core.llm.ChatClient``
+        or one speaking its ``complete`` API) and the run's ``candidates_only``."""
+        self.client = client
         self.model = self.client.model
-        settings = block(cfg, "extract.llm", LLMSettings)
-        self.prompt_file = prompt_path(settings.prompt, cfg.base_dir)
+        self.prompt_file = prompt_path(settings.prompt, base_dir)
         self.system, self.template = load_prompt(self.prompt_file)
         self.max_attempts = max(1, int(settings.max_attempts))
         self.passage_chars = max(200, int(settings.passage_chars))
-        self.candidates_only = bool(ex["candidates_only"])
+        self.candidates_only = bool(candidates_only)
         self.counts: Counter[str] = Counter()
+
+    @classmethod
+    def from_config(cls, cfg: Config, *, model: str | None = None, client: Any = None) -> "LLMExtractor":
+        """The extractor of a resolved configuration: ``[extract.llm]``, the client of ``[llm]``
+        (``model`` overrides ``llm.model``) unless ``client`` is given, ``extract.candidates_only``."""
+        from causalkg.core.llm import ChatClient
+
+        return cls(block(cfg, "extract.llm", LLMSettings), client or ChatClient.from_config(cfg, model=model),
+                   base_dir=cfg.base_dir, candidates_only=cfg["extract"]["candidates_only"])
 
     def describe(self) -> dict[str, Any]:
         return {"extractor": self.name, "model": self.model, "base_url": self.client.base_url,

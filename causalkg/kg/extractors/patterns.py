@@ -38,7 +38,7 @@ _OPENERS = {"and", "but", "so", "yet", "however", "partly", "largely", "mainly",
 
 def create(arg: str, *, cfg: Config, nlp: Any = None, **_: Any) -> "PatternExtractor":
     """The registry factory: ``patterns`` or ``patterns:FILE`` (another patterns file)."""
-    return PatternExtractor(cfg, path=Path(arg) if arg else PATTERNS, nlp=nlp)
+    return PatternExtractor(path=Path(arg) if arg else PATTERNS, candidates_only=cfg["extract"]["candidates_only"], nlp=nlp)
 
 
 def load_patterns(path: Path) -> list[tuple[str, tuple[tuple[str, ...], ...]]]:
@@ -63,9 +63,9 @@ class PatternExtractor:
     name = "patterns"
     model = None
 
-    def __init__(self, cfg: Config, *, path: Path = PATTERNS, nlp: Any = None):
+    def __init__(self, *, path: Path = PATTERNS, candidates_only: bool = True, nlp: Any = None):
         self.path = path
-        self.candidates_only = bool(cfg["extract"]["candidates_only"])
+        self.candidates_only = bool(candidates_only)
         self.nlp = nlp or make_nlp()
         self.patterns = load_patterns(path)
         # (kind, cue text) of each construction; where two lines spell the same words, the first.

@@ -9,6 +9,7 @@ cause -> effect pair with its signal. Records carry ``signal`` (a span, when tag
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any, Sequence
 
 from causalkg.core.models import stage_device
@@ -22,25 +23,36 @@ from causalkg.kg.tagger import SpanTagger
 
 def create(arg: str, *, cfg: Config, tagger: SpanTagger | None = None, **_: Any) -> "TaggerExtractor":
     """The registry factory: ``tagger`` (model from ``extract.tagger.model``) or ``tagger:MODEL``."""
-    return TaggerExtractor(cfg, model_name=arg or None, tagger=tagger)
+    return TaggerExtractor.from_config(cfg, model_name=arg or None, tagger=tagger)
 
 
 class TaggerExtractor:
     name = "tagger"
 
-    def __init__(self, cfg: Config, *, model_name: str | None = None, tagger: SpanTagger | None = None):
-        ex = cfg["extract"]
-        tg = block(cfg, "extract.tagger", TaggerSettings)
+    def __init__(self, tg: TaggerSettings, *, base_dir: Path | None = None, device: str = "cpu",
+                 dtype: str = "float32", candidates_only: bool = True, model_name: str | None = None,
+                 tagger: SpanTagger | None = None):
+        """The extractor of its block, ``[extract.tagger]``, and the run's ``device``, ``dtype``
+        and ``candidates_only``; ``model_name`` overrides ``tg.model``."""
         self.model = model_name or tg.model
-        self.candidates_only = bool(ex["candidates_only"])
+        self.candidates_only = bool(candidates_only)
         self.min_score = float(tg.min_score)
-        path, local = resolve_model_path(self.model, cfg.base_dir)
+        path, local = resolve_model_path(self.model, base_dir)
         self.model_path = path if local else None
         self.tagger = tagger or SpanTagger(
-            self.model, base_dir=cfg.base_dir, device=stage_device(cfg, "extract.device"), batch_size=tg.batch_size,
-            max_relations=tg.max_relations, max_seq_length=tg.max_seq_length,
-            dtype=str(ex.get("dtype", "float32")))
+            self.model, base_dir=base_dir, device=device, batch_size=tg.batch_size,
+            max_relations=tg.max_relations, max_seq_length=tg.max_seq_length, dtype=str(dtype))
         self.counts: Counter[str] = Counter()
+
+    @classmethod
+    def from_config(cls, cfg: Config, *, model_name: str | None = None,
+                    tagger: SpanTagger | None = None) -> "TaggerExtractor":
+        """The extractor of a resolved configuration: ``[extract.tagger]`` and ``[extract]``'s
+        ``device`` (falling back to ``run.device``), ``dtype`` and ``candidates_only``."""
+        ex = cfg["extract"]
+        return cls(block(cfg, "extract.tagger", TaggerSettings), base_dir=cfg.base_dir,
+                   device=stage_device(cfg, "extract.device"), dtype=ex["dtype"],
+                   candidates_only=ex["candidates_only"], model_name=model_name, tagger=tagger)
 
     def describe(self) -> dict[str, Any]:
         checksum = describe_input(self.model_path)["sha256"] if self.model_path else None

@@ -1,26 +1,23 @@
-"""Make the shipped model package (``modelpack/``) from trained model folders:
-``python scripts/build_modelpack.py [--gate models/causal-gate] [--qa models/causal-qa]
-[--verifier models/causal-verifier] [--out modelpack]``.
+"""The model card and validation figures of the shipped model package (``modelpack/``).
 
-The weights are stored in float16 (``causalkg.kg.modelpack.build_model_package``). ``--measure``
-then installs the package into a temporary folder and scores the validation splits with the
-installed (float16-stored) models and with the originals, in the same run, and writes those
-figures into ``MODEL_CARD.md``; without it the card states the figures from the training
-manifests only. ``make models`` trains the three models and runs this with ``--measure``.
+``make_model_package`` is the work of ``causalkg kg build-modelpack`` (``make models``): it stores
+the three trained model folders in float16 (``kg.modelpack.build_model_package``), optionally
+installs that package into a temporary folder and scores the validation splits with the
+installed weights beside the trained originals, in the same run (``measure``), and writes
+``MODEL_CARD.md`` with those figures and the package's size.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from causalkg.core.config import Config
+from causalkg.core.errors import ModelError
+from causalkg.kg.modelpack import PACKAGE_VERSION, BuildModelPackageResult, build_model_package
 
-PACKAGE_VERSION = "1.1.0"
+TRAINERS = {"causal-gate": "train-gate", "causal-qa": "train-qa", "causal-verifier": "train-verifier"}
 
 
 def gate_figures(folder: Path, cfg) -> dict[str, float]:
@@ -75,13 +72,14 @@ def verifier_figures(folder: Path, cfg) -> dict[str, float]:
             "pairs": float(r["pairs"])}
 
 
-def measure(package: Path, gate: Path, qa: Path, verifier: Path) -> dict[str, dict[str, dict]]:
-    from causalkg.core.config import load_config
+def measure(cfg: Config, package: Path, gate: Path, qa: Path, verifier: Path) -> dict[str, dict[str, dict]]:
+    """The validation figures of the three models, trained (float32) beside the float16-stored
+    weights of ``package`` installed into a temporary folder, in one run."""
     from causalkg.kg.modelpack import install_models
 
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config(overrides={"extract.gate.model": f"{tmp}/causal-gate", "extract.qa.model": f"{tmp}/causal-qa",
-                                     "kg.verifier.model": f"{tmp}/causal-verifier"})
+        cfg = cfg.with_overrides({"extract.gate.model": f"{tmp}/causal-gate", "extract.qa.model": f"{tmp}/causal-qa",
+                                  "kg.verifier.model": f"{tmp}/causal-verifier"}, origin="build-modelpack")
         install_models(cfg, package=package)
         return {
             "gate": {"float32 (trained)": gate_figures(gate, cfg), "float16 (package)": gate_figures(Path(tmp) / "causal-gate", cfg)},
@@ -100,13 +98,16 @@ def _table(rows: dict[str, dict], keys: tuple[str, ...]) -> str:
     return "\n".join(out)
 
 
-def model_card(gate: Path, qa: Path, verifier: Path, measured: dict | None, size_mb: float | None) -> str:
+def model_card(gate: Path, qa: Path, verifier: Path, measured: dict | None, size_mb: float | None,
+               version: str = PACKAGE_VERSION) -> str:
+    """The text of ``MODEL_CARD.md`` from the three training manifests, the measured figures
+    (``measure``; None: not measured) and the package's size in MB."""
     g = json.loads((gate / "manifest.json").read_text())
     q = json.loads((qa / "manifest.json").read_text())
     v = json.loads((verifier / "manifest.json").read_text())
     gv, qv, vv = g["validation"], q["validation"], v["validation"]
     lines = [
-        f"# causalkg model package {PACKAGE_VERSION}",
+        f"# causalkg model package {version}",
         "",
         "The three small models that `make kg` installs (`causalkg kg install-models`) instead of training",
         "them. All are fine-tuned from **all-MiniLM-L6-v2** (sentence-transformers, Apache-2.0; the",
@@ -171,12 +172,12 @@ def model_card(gate: Path, qa: Path, verifier: Path, measured: dict | None, size
             "",
         ]
     else:
-        lines += ["Not measured for this build (run `python scripts/build_modelpack.py --measure`).", ""]
+        lines += ["Not measured for this build (run `causalkg kg build-modelpack --measure`).", ""]
     lines += [
         "## Retraining",
         "",
         "`make models` trains the three on this machine (`causalkg kg train-gate`, `train-qa`, `train-verifier`;",
-        "seeded) and rebuilds this package with `python scripts/build_modelpack.py --measure`.",
+        "seeded) and rebuilds this package with `causalkg kg build-modelpack --measure`.",
         "Training uses bfloat16 arithmetic where the CPU multiplies it natively and float32",
         "elsewhere, so weights trained on two CPUs differ slightly: the package is what makes every",
         "user's KG start from the same models. These were trained in "
@@ -192,33 +193,28 @@ def model_card(gate: Path, qa: Path, verifier: Path, measured: dict | None, size
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    from causalkg.kg.modelpack import build_model_package
-
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gate", type=Path, default=REPO / "models" / "causal-gate")
-    ap.add_argument("--qa", type=Path, default=REPO / "models" / "causal-qa")
-    ap.add_argument("--verifier", type=Path, default=REPO / "models" / "causal-verifier")
-    ap.add_argument("--out", type=Path, default=REPO / "modelpack")
-    ap.add_argument("--measure", action="store_true", help="score both validation splits with the packaged weights")
-    ap.add_argument("--figures", type=Path, metavar="JSON",
-                    help="the figures an earlier --measure printed, for the card (the same weights)")
-    args = ap.parse_args(argv)
-    models = {"causal-gate": args.gate, "causal-qa": args.qa, "causal-verifier": args.verifier}
-    card = lambda measured, size: model_card(args.gate, args.qa, args.verifier, measured, size)  # noqa: E731
-    result = build_model_package(models, args.out, version=PACKAGE_VERSION, model_card=card(None, None))
-    measured = measure(args.out, args.gate, args.qa, args.verifier) if args.measure else None
-    if measured is None and args.figures:
-        measured = json.loads(args.figures.read_text(encoding="utf-8"))
-    # The card states the package's size and the measured figures: rebuild with it (the weights
-    # and every other file are the same bytes, the manifest gets the card's new checksum).
-    size = result.bytes / 1e6
-    result = build_model_package(models, args.out, version=PACKAGE_VERSION, model_card=card(measured, size))
-    if measured:
-        print(json.dumps(measured, indent=2))
-    print(result.render())
-    return 0
+def make_model_package(cfg: Config, *, gate: Path, qa: Path, verifier: Path, out: Path,
+                       version: str = PACKAGE_VERSION, measure_figures: bool = False,
+                       figures: Path | None = None) -> BuildModelPackageResult:
+    """Build the package at ``out`` from the three trained folders, with its card. With
+    ``measure_figures`` the validation figures of the packaged weights go into the card (and the
+    result); ``figures``: the JSON an earlier measurement wrote, for the same weights."""
+    folders = {"causal-gate": Path(gate), "causal-qa": Path(qa), "causal-verifier": Path(verifier)}
+    for name, folder in folders.items():
+        if not (folder / "manifest.json").is_file():
+            raise ModelError(f"{folder} holds no trained {name} (no manifest.json)",
+                             hint=f"train it first ('causalkg kg {TRAINERS[name]}'), or name its folder")
+    card = lambda measured, size: model_card(folders["causal-gate"], folders["causal-qa"],  # noqa: E731
+                                             folders["causal-verifier"], measured, size, version)
+    result = build_model_package(folders, out, version=version, model_card=card(None, None))
+    measured = measure(cfg, Path(out), *folders.values()) if measure_figures else None
+    if measured is None and figures is not None:
+        measured = json.loads(Path(figures).read_text(encoding="utf-8"))
+    # The card states the package's size and the measured figures: build again with it (the
+    # weights and every other file are the same bytes; the manifest gets the card's checksum).
+    result = build_model_package(folders, out, version=version, model_card=card(measured, result.bytes / 1e6))
+    result.measured = measured
+    return result
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+__all__ = ["make_model_package", "model_card", "measure"]
