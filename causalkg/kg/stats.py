@@ -317,15 +317,28 @@ def summary(cfg: Config, *, kg: str | Path | None = None, top: int | None = None
     return KGSummary(dict(manifest.get("counts", {})), best, store_counts(cfg), str(folder))
 
 
+def evidence_strength(m: KGMention) -> float:
+    """How strongly a mention's sentence states its pair, to pick the sentence shown for an
+    edge: the extraction score, times the pair verifier's probability that the pair is causal
+    as written when the verifier read it (``kg.verifier``; the probability of ``reversed`` for
+    a pair it flipped). Without a verdict (verifier off, structured sources): the score."""
+    verdict = (m.model_extra or {}).get("verifier")
+    probs = verdict.get("probabilities") if isinstance(verdict, dict) else None
+    if not isinstance(probs, dict):
+        return float(m.score)
+    p = probs.get("reversed" if verdict.get("flipped") else "causal")
+    return float(m.score) * (float(p) if isinstance(p, (int, float)) else 1.0)
+
+
 def best_mention(e: KGEdge, edges: Mapping[str, KGEdge] | None = None) -> KGMention | None:
-    """The best-scored mention behind an edge: its own, or (for an edge lifted from instance
-    edges) that of its examples when ``edges`` (all edges by id) is given."""
+    """The strongest mention behind an edge (``evidence_strength``): its own, or (for an edge
+    lifted from instance edges) that of its examples when ``edges`` (all edges by id) is given."""
     pool = list(e.mentions)
     if not pool and edges is not None:
         pool = [m for x in e.examples if x.edge_id in edges for m in edges[x.edge_id].mentions]
     if not pool:
         return None
-    return max(pool, key=lambda m: (m.score, m.doc_id, -m.sentence.start))
+    return max(pool, key=lambda m: (evidence_strength(m), m.score, m.doc_id, -m.sentence.start))
 
 
 def evidence_of(e: KGEdge, edges: Mapping[str, KGEdge] | None = None, limit: int = 160) -> str:

@@ -24,7 +24,7 @@ from causalkg.core.errors import SourceError
 from causalkg.core.jsonl import read_jsonl
 from causalkg.core.layout import PAIRS_FILE, default_paths, kg_dir
 from causalkg.kg.aggregate import edge_rank
-from causalkg.kg.stats import base_pairs
+from causalkg.kg.stats import base_pairs, evidence_strength
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +221,7 @@ class KGView:
 
     def evidence(self, e: KGEdge) -> list[Evidence]:
         """The distinct texts behind an edge (its own mentions, then those of the edges it was
-        lifted from): mentions of the same text are one entry, the best-scored first."""
+        lifted from): mentions of the same text are one entry, the strongest first."""
         groups: dict[str, Evidence] = {}
         pool = [(m, None) for m in e.mentions] + [(m, x) for x in self.instance_edges(e) for m in x.mentions]
         for m, origin in pool:
@@ -229,7 +229,7 @@ class KGView:
             have = groups.get(key)
             if have is None:
                 groups[key] = Evidence(m, origin)
-            elif m.score > have.mention.score and (origin is None) == (have.origin is None):
+            elif evidence_strength(m) > evidence_strength(have.mention) and (origin is None) == (have.origin is None):
                 have.duplicates.append(have.mention)
                 have.mention = m
             else:
@@ -237,10 +237,11 @@ class KGView:
         return list(groups.values())
 
     def best_evidence(self, e: KGEdge) -> Evidence | None:
-        """The best-scored distinct text behind an edge (its own before its examples')."""
+        """The strongest distinct text behind an edge (``kg.stats.evidence_strength``; its own
+        before its examples')."""
         ev = self.evidence(e)
         own = [x for x in ev if x.origin is None] or ev
-        return max(own, key=lambda x: (x.mention.score, -x.mention.sentence.start)) if own else None
+        return max(own, key=lambda x: (evidence_strength(x.mention), x.mention.score, -x.mention.sentence.start)) if own else None
 
     def all_extractors(self) -> list[str]:
         return sorted({m.extractor for e in self.edges.values() for m in e.mentions})

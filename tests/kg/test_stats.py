@@ -183,3 +183,26 @@ def test_notebook_helpers(project):
     assert all(r["sentence"] for r in rows)
     dist = S.degree_distribution(S.to_networkx(edges))
     assert dist["total"] == {1: 5, 2: 5, 3: 2, 5: 1}
+
+
+def test_the_evidence_shown_is_the_sentence_that_states_the_pair_most_strongly(project):
+    """With the pair verifier's verdicts on the mentions, the sentence shown for an edge (summary,
+    explorer) is the one with the best extraction score times P(causal as written): a
+    high-scored sentence the verifier doubts gives way; without verdicts the best score wins."""
+    from causalkg.core.contracts import KGMention
+
+    _, cfg = project
+    e = next(e for e in S.load_edges(cfg) if len({m.score for m in e.mentions}) >= 2)
+    ranked = sorted(e.mentions, key=lambda m: -m.score)
+    hi, lo = ranked[0], ranked[-1]
+    assert S.best_mention(e) == hi
+    verdict = lambda p, **kw: {"verdict": "causal", "score": p,  # noqa: E731
+                               "probabilities": {"causal": p, "reversed": 0.0, "not_causal": 1 - p}, **kw}
+    doubted = KGMention.model_validate({**hi.model_dump(), "verifier": verdict(lo.score / hi.score / 2)})
+    sure = KGMention.model_validate({**lo.model_dump(), "verifier": verdict(1.0)})
+    mixed = e.model_copy(update={"mentions": [doubted, sure] + [m for m in e.mentions if m not in (hi, lo)]})
+    assert S.evidence_strength(sure) == lo.score and S.evidence_strength(doubted) < lo.score
+    assert S.best_mention(mixed).mention_id == lo.mention_id
+    flipped = KGMention.model_validate({**hi.model_dump(), "verifier": {
+        "verdict": "reversed", "flipped": True, "probabilities": {"causal": 0.1, "reversed": 0.8, "not_causal": 0.1}}})
+    assert S.evidence_strength(flipped) == pytest.approx(hi.score * 0.8)
