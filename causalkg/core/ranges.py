@@ -106,6 +106,7 @@ RANGES: dict[str, Range] = {
     "extract.gate.first_pass_keep": Range(0.0, 1.0, low_exclusive=True),
     "extract.gate.train.target_recall": RATIO,
     "extract.gate.train.encoder_layers": COUNT0,  # 0 = all of the encoder's layers
+    "extract.qa.train.encoder_layers": COUNT0,    # 0 = all of the encoder's layers
     "extract.gate.train.steps": COUNT,
     "extract.gate.train.batch_size": COUNT,
     "extract.gate.train.learning_rate": RATE,

@@ -84,6 +84,7 @@ class QATrainSettings:
     freeze_embeddings: bool
     dtype: str
     reversed_share: float
+    encoder_layers: int
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,8 @@ def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: 
         "selection_questions": int(tr.selection_questions),
         "freeze_embeddings": bool(tr.freeze_embeddings),
         "dtype": str(tr.dtype),
+        # only when set, so that models trained before the key existed stay current
+        **({"encoder_layers": int(tr.encoder_layers)} if int(tr.encoder_layers) else {}),
     }
     if plan["steps"] < 1 or plan["batch_size"] < 1 or plan["learning_rate"] <= 0:
         raise ConfigError("train-qa needs steps >= 1, batch size >= 1 and a positive learning rate")
@@ -212,6 +214,16 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
         raise ModelError(f"cannot load the base model {plan['base_model']}: {exc}") from None
     finally:
         hf_logging.set_verbosity(verbosity)
+    keep = int(plan.get("encoder_layers", 0))
+    if keep:
+        layers = model.config.num_hidden_layers
+        if keep > layers:
+            raise ConfigError(f"extract.qa.train.encoder_layers = {keep}, but {plan['base_model']} has {layers} layers",
+                              hint=f"set it to 1-{layers}, or 0 for all")
+        # The layers above the first ``keep`` are dropped before fine-tuning: the span head learns
+        # on what the shallower encoder computes, and the saved model has only those layers.
+        model.base_model.encoder.layer = torch.nn.ModuleList(list(model.base_model.encoder.layer)[:keep])
+        model.config.num_hidden_layers = keep
     dev = resolve_device(device or stage_device(cfg, "extract.device"))
     model.to(dev)
     dtype = training_dtype(plan["dtype"], dev)

@@ -329,3 +329,23 @@ def test_int8_per_channel_runs_on_both_backends_with_spans_close_to_float32(tiny
             assert ans is None or ctx[ans.start : ans.end] == ans.text
         same = sum((a.start, a.end) == (b.start, b.end) if a and b else a is b for a, b in zip(f32, got))
         assert same >= 0.75 * len(contexts)
+
+
+def test_a_qa_model_of_the_first_k_encoder_layers_trains_and_answers(tiny_dir, tmp_path):
+    """extract.qa.train.encoder_layers = 1: the saved model has one transformer layer, its
+    manifest says so, and it answers like any QA model; 0 (all) leaves the fingerprint as it was."""
+    from transformers import AutoConfig
+
+    layers = AutoConfig.from_pretrained(tiny_dir).num_hidden_layers
+    assert layers >= 2
+    cfg = _train_cfg(tmp_path, **{"extract.qa.train.encoder_layers": 1})
+    out = tmp_path / "shallow"
+    train_qa(cfg, output=out, base_model=str(tiny_dir))
+    assert AutoConfig.from_pretrained(out).num_hidden_layers == 1
+    assert read_manifest(out)["training"]["encoder_layers"] == 1
+    (a,) = QAModel(str(out)).answer(["What is the cause?"], ["Floods followed the storm."])
+    assert a is None or a.text in "Floods followed the storm."
+    assert "encoder_layers" not in training_plan(_train_cfg(tmp_path), base_model=str(tiny_dir))
+    with pytest.raises(ConfigError, match=f"encoder_layers = {layers + 1}, but .* has {layers} layers"):
+        train_qa(_train_cfg(tmp_path, **{"extract.qa.train.encoder_layers": layers + 1}), output=tmp_path / "x",
+                 base_model=str(tiny_dir))
