@@ -59,7 +59,7 @@ def validation_table(vs: list[dict]) -> None:
         at = val.get("at_tuned_threshold", {})
         rows.append({"QA model": v["name"], "null threshold": val.get("null_threshold"), "F1": at.get("f1"),
                      "exact": at.get("exact"), "has-answer F1": at.get("has_ans_f1"),
-                     "no-answer acc": at.get("no_ans_acc"), "questions": at.get("questions")})
+                     "no-answer acc": at.get("no_ans_acc"), "questions": int(at.get("questions") or 0)})
     print("### Validation questions (development: they chose each model's checkpoint and threshold)\n")
     print(render_table(rows, None, "md", floatfmt=".2f"))
     print()
