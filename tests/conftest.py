@@ -67,3 +67,25 @@ def openai_server():
 
     with OpenAIServer() as server:
         yield server
+
+
+def _repo_models() -> dict[str, int]:
+    """The files under the repository's models/ folder with their sizes (the ONNX export caches,
+    which extraction keeps beside a model it reads, left out)."""
+    root = REPO / "models"
+    if not root.is_dir():
+        return {}
+    return {p.relative_to(root).as_posix(): p.stat().st_size for p in root.rglob("*")
+            if p.is_file() and "onnx" not in p.relative_to(root).parts}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_test_writes_the_repository_models():
+    """No test may install or train into the repository's own models/: on a fresh clone (CI) the
+    folder does not exist, so such a test behaves differently there than on a machine that ran
+    `make kg` (a test installing the shipped models once did just that)."""
+    before = _repo_models()
+    yield
+    after = _repo_models()
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    assert not changed, f"the test session wrote into {REPO / 'models'}: {changed[:5]}"
