@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -182,19 +181,13 @@ def speed_table(cfg, vs: list[dict], docs: list[dict], seg) -> None:
 
 
 def quality_table(cfg, vs: list[dict]) -> None:
-    from bench.bench_quality import gold_relations, run, write_sentences
+    from bench.bench_quality import gold_relations, run_each
 
     records = gold_relations()
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        write_sentences(records, work)
-        for k, v in enumerate(vs):
-            with running(v):
-                r = run(records, work, f"run{k}", {"extract.gate.model": str(v["folder"]),
-                                                   "paths.cache": str(cfg.path("paths.cache"))})
-            rows.append({"gate": v["name"], "pred": int(r["pred"]), "matched": int(r["matched"]), "P": r["precision"],
-                         "R": r["recall"], "F1": r["f1"], "strict F1": r["strict_f1"], "read": f"{r['read']}/{r['sentences']}"})
+    settings = [{"extract.gate.model": str(v["folder"]), "paths.cache": str(cfg.path("paths.cache"))} for v in vs]
+    rows = [{"gate": v["name"], "pred": int(r["pred"]), "matched": int(r["matched"]), "P": r["precision"],
+             "R": r["recall"], "F1": r["f1"], "strict F1": r["strict_f1"], "read": f"{r['read']}/{r['sentences']}"}
+            for v, r in zip(vs, run_each(records, settings, around=lambda k: running(vs[k])))]
     print(f"### Held-out news pair F1 (`bench quality`'s default row, {len(records)} sentences) per gate\n")
     print(render_table(rows, None, "md", floatfmt=".3f"))
     print()

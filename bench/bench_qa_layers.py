@@ -26,7 +26,6 @@ CPU seconds are the figures to compare on a shared machine (``time.process_time`
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -66,18 +65,12 @@ def validation_table(vs: list[dict]) -> None:
 
 
 def quality_table(cfg, vs: list[dict]) -> None:
-    from bench.bench_quality import gold_relations, run, write_sentences
+    from bench.bench_quality import gold_relations, run_each
 
     records = gold_relations()
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        write_sentences(records, work)
-        for k, v in enumerate(vs):
-            r = run(records, work, f"run{k}", {"extract.qa.model": str(v["folder"]),
-                                               "paths.cache": str(cfg.path("paths.cache"))})
-            rows.append({"QA model": v["name"], "pred": int(r["pred"]), "matched": int(r["matched"]), "P": r["precision"],
-                         "R": r["recall"], "F1": r["f1"], "strict F1": r["strict_f1"]})
+    settings = [{"extract.qa.model": str(v["folder"]), "paths.cache": str(cfg.path("paths.cache"))} for v in vs]
+    rows = [{"QA model": v["name"], "pred": int(r["pred"]), "matched": int(r["matched"]), "P": r["precision"],
+             "R": r["recall"], "F1": r["f1"], "strict F1": r["strict_f1"]} for v, r in zip(vs, run_each(records, settings))]
     print(f"### Held-out news pair F1 (`bench quality`'s default row, {len(records)} sentences) per QA model\n")
     print(render_table(rows, None, "md", floatfmt=".3f"))
     print()

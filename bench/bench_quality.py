@@ -27,10 +27,12 @@ The models are the ones ``make kg`` trains (``models/causal-gate``, ``models/cau
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Callable, ContextManager, Iterator, Sequence
 
 from bench import timed
 from causalkg.core.config import load_config
@@ -73,6 +75,20 @@ def write_sentences(records: list[dict], workdir: Path) -> Path:
         for rec in records:
             fh.write(json.dumps({"id": rec["id"], "text": rec["text"]}, ensure_ascii=False) + "\n")
     return path
+
+
+def run_each(records: list[dict], settings: Sequence[dict],
+             around: Callable[[int], ContextManager] | None = None) -> Iterator[dict]:
+    """Extract ``records`` once per override set of ``settings``, all in one temporary folder
+    (:func:`write_sentences` once, then :func:`run` for each), yielding each result as it is
+    made. ``around(k)``: a context the k-th run happens in (a bench's int8 gate)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        write_sentences(records, work)
+        for k, over in enumerate(settings):
+            with around(k) if around is not None else contextlib.nullcontext():
+                result = run(records, work, f"run{k}", over)
+            yield result
 
 
 def run(records: list[dict], workdir: Path, name: str, overrides: dict) -> dict:
@@ -128,14 +144,10 @@ def main() -> None:
     # BENCH_QUALITY_CONFIGS=N: the first N rows only (the default and its first pass: 2)
     configs = configs[: int(os.environ.get("BENCH_QUALITY_CONFIGS", "0")) or None]
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        write_sentences(records, work)
-        for k, (name, over) in enumerate(configs):
-            r = run(records, work, f"run{k}", over)
-            rows.append({"configuration": name, "pred": int(r["pred"]), "matched": int(r["matched"]),
-                         "P": r["precision"], "R": r["recall"], "F1": r["f1"], "strict F1": r["strict_f1"],
-                         "read": f"{r['read']}/{r['sentences']}", "sentences/s": r["sentences"] / max(r["seconds"], 1e-9)})
+    for (name, _), r in zip(configs, run_each(records, [over for _, over in configs])):
+        rows.append({"configuration": name, "pred": int(r["pred"]), "matched": int(r["matched"]),
+                     "P": r["precision"], "R": r["recall"], "F1": r["f1"], "strict F1": r["strict_f1"],
+                     "read": f"{r['read']}/{r['sentences']}", "sentences/s": r["sentences"] / max(r["seconds"], 1e-9)})
     n_gold = sum(len(r["relations"]) for r in records)
     print(f"### End-to-end pair F1 of `kg extract` on held-out CNC sentences ({len(records)} sentences, "
           f"{n_gold} gold pairs; torch threads {torch.get_num_threads()}, {os.cpu_count()} CPUs)\n")

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--grid", help="a JSON list of override dicts (default: the grid in this script)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
-    from bench.bench_quality import ensure_models, run, write_sentences
+    from bench.bench_quality import ensure_models, run_each
     from causalkg.core.tables import render_table
 
     grid = json.loads(args.grid) if args.grid else DEFAULT_GRID
@@ -59,15 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     ensure_models()
     records = validation_records()
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        write_sentences(records, work)
-        for k, over in enumerate(grid):
-            r = run(records, work, f"run{k}", over)
-            rows.append({"settings": ", ".join(f"{key.removeprefix('extract.')}={v}" for key, v in over.items()),
-                         "pred": int(r["pred"]), "P": r["precision"], "R": r["recall"], "F1": r["f1"],
-                         "strict F1": r["strict_f1"]})
-            print(json.dumps(over), f"P {r['precision']:.3f} R {r['recall']:.3f} F1 {r['f1']:.3f}", flush=True)
+    for over, r in zip(grid, run_each(records, grid)):
+        rows.append({"settings": ", ".join(f"{key.removeprefix('extract.')}={v}" for key, v in over.items()),
+                     "pred": int(r["pred"]), "P": r["precision"], "R": r["recall"], "F1": r["f1"],
+                     "strict F1": r["strict_f1"]})
+        print(json.dumps(over), f"P {r['precision']:.3f} R {r['recall']:.3f} F1 {r['f1']:.3f}", flush=True)
     n_gold = sum(len(r["relations"]) for r in records)
     print(f"\n### Pair F1 on the validation split ({len(records)} CNC sentences, {n_gold} gold pairs)\n")
     print(render_table(rows, ["settings", "pred", "P", "R", "F1", "strict F1"], "md", floatfmt=".3g"))
