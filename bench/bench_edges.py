@@ -63,8 +63,30 @@ def curve(edges, rep) -> list[dict]:
     return rows
 
 
+def judged_pool(kg_path: Path) -> list[tuple[dict[str, float], int, int]]:
+    """(features, supported, plausible) of every judged edge of the KG at ``kg_path`` and of the baseline
+    KG, once per edge id (the current KG's first): what ``--fit`` fits on."""
+    from causalkg.kg.confidence import features
+    from causalkg.kg.judged import base_kg_pairs, load, report
+
+    judgements = load(JUDGED)
+    base = base_kg_pairs(BASE_KG)
+    pool: dict[str, tuple[dict[str, float], int, int]] = {}
+    for path in (kg_path, BASELINE):
+        if not path.is_file():
+            continue
+        edges = _edges(path)
+        rep = report(edges, judgements, base)
+        by_id = {e.edge_id: e for e in edges}
+        for e in edges:
+            if rep.per_edge[e.edge_id].get("judged") and e.edge_id not in pool:
+                pe = rep.per_edge[e.edge_id]
+                pool[e.edge_id] = (features(e, by_id), int(pe["supported"]), int(pe["plausible"]))
+    return list(pool.values())
+
+
 def main(argv: list[str] | None = None) -> None:
-    from causalkg.kg.confidence import FEATURES, calibration, features, fit
+    from causalkg.kg.confidence import FEATURES, calibration, fit
     from causalkg.kg.judged import base_kg_pairs, load, todo_records
 
     argv = sys.argv[1:] if argv is None else argv
@@ -107,20 +129,8 @@ def main(argv: list[str] | None = None) -> None:
         print("\n### Calibration of the confidence on the judged edges\n")
         print(render_table(cal, list(cal[0]), "md", floatfmt=".4g"))
         if "--fit" in argv:
-            # every judged edge of the baseline and the current KG, once per edge id
-            pool = {e.edge_id: (e, rep.per_edge[e.edge_id]["supported"]) for e in judged}
-            if BASELINE.is_file():
-                from causalkg.kg.judged import report as _report
-                bl = _edges(BASELINE)
-                brep = _report(bl, judgements, base)
-                bl_by = {e.edge_id: e for e in bl}
-                for e in bl:
-                    if brep.per_edge[e.edge_id].get("judged") and e.edge_id not in pool:
-                        pool[e.edge_id] = (e, brep.per_edge[e.edge_id]["supported"])
-                feats = [features(e, bl_by if e.edge_id in bl_by and e.edge_id not in by_id else by_id) for e, _ in pool.values()]
-            else:
-                feats = [features(e, by_id) for e, _ in pool.values()]
-            w = fit(feats, [int(s) for _, s in pool.values()], l2=5.0)
+            pool = judged_pool(kg_path)
+            w = fit([f for f, _, _ in pool], [s for _, s, _ in pool], l2=5.0)
             print(f"\nrefitted on {len(pool)} judged edges (features {', '.join(FEATURES)}):\nWEIGHTS = {w}\n")
     if rep.unjudged:
         # beside the KG's documented paths, never inside a published generation (data/kg/current)

@@ -4,6 +4,8 @@
     python bench/bench_heldout.py --split dev     # one split
     python bench/bench_heldout.py --limit 4       # the first 4 articles of each split (a quick check)
     python bench/bench_heldout.py --domain geology --skip-build   # one SW100 domain or HESE kind, the KGs already built
+    python -m bench heldout --curve               # precision / size over kg.min_confidence on each split
+    python -m bench heldout --curve --fit         # also refit the confidence on dev (alone, and with the snapshot)
 
 Each split (``snapshots/heldout/{dev,test}.jsonl``, built by ``scripts/build_heldout.py``) goes
 through the default pipeline: ``kg extract --input SPLIT`` then ``kg assemble`` against the
@@ -15,6 +17,13 @@ QID, sentence) was never judged counts neither as good nor bad; it is listed and
 ``data/kg/causal_kg_pairs.jsonl`` against ``tests/fixtures/judged/judgements.jsonl`` when that KG
 exists. Only dev (and the snapshot) may inform a rule, threshold or model; test is only run and
 read for the report.
+
+``--curve`` assembles each split again from its extractions with ``kg.min_confidence = 0`` (into
+``data/heldout/<split>-all/``, every edge the confidence would drop kept) and prints the
+precision / size curve over ``kg.min_confidence`` on its judged edges. ``--fit`` refits the
+confidence's weights (``causalkg/kg/confidence.py``) on the dev split's judged edges, alone and
+pooled with the snapshot's (``bench edges --fit``), and prints each refit's curve on dev and the
+snapshot, where a choice between them is made; test's curve is printed for the weights in use only.
 """
 
 from __future__ import annotations
@@ -106,6 +115,77 @@ def run(splits=SPLITS, limit: int | None = None, domain: str | None = None, data
     return rows
 
 
+THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+
+
+def build_all(split: str, data: Path | None = None) -> Path:
+    """Assemble ``split`` again from its extractions (``python -m bench heldout`` writes them) with
+    ``kg.min_confidence = 0`` into ``data/heldout/<split>-all/``; returns its flat pairs file."""
+    from causalkg.core.config import load_config
+
+    data = data or REPO / "data"
+    extractions = data / "heldout" / split / "extractions.jsonl"
+    if not extractions.is_file():
+        raise SystemExit(f"error: {extractions} is missing: run `python -m bench heldout` first")
+    cfg = load_config(search_cwd=False, overrides={"kg.min_confidence": 0.0})
+    return build(split, data / "heldout" / f"{split}-all", cfg=cfg, extractions=extractions)
+
+
+def judged_features(pairs: Path, judgements_path: Path) -> list[tuple[dict[str, float], int, int]]:
+    """(confidence features, supported, plausible) of every judged edge of the KG at ``pairs``."""
+    from causalkg.core.contracts import KGEdge
+    from causalkg.core.jsonl import read_jsonl
+    from causalkg.kg.confidence import features
+    from causalkg.kg.judged import load, report
+
+    edges = list(read_jsonl(pairs, KGEdge))
+    r = report(edges, load(judgements_path))
+    by_id = {e.edge_id: e for e in edges}
+    return [(features(e, by_id), int(r.per_edge[e.edge_id]["supported"]), int(r.per_edge[e.edge_id]["plausible"]))
+            for e in edges if r.per_edge[e.edge_id].get("judged")]
+
+
+def curve(rows: list[tuple[dict[str, float], int, int]], weights=None, thresholds=THRESHOLDS) -> list[dict]:
+    """Judged edges kept, supported and plausible at each ``kg.min_confidence`` in ``thresholds``
+    under ``weights`` (the ones in use when None)."""
+    from causalkg.kg.confidence import confidence
+
+    out = []
+    for t in thresholds:
+        kept = [(s, p) for f, s, p in rows if confidence(f, weights) >= t]
+        sup, pl = sum(s for s, _ in kept), sum(p for _, p in kept)
+        out.append({"min_confidence": t, "judged edges": len(kept), "supported": sup,
+                    "supported %": round(100 * sup / len(kept), 1) if kept else None,
+                    "plausible %": round(100 * pl / len(kept), 1) if kept else None})
+    return out
+
+
+def curves(splits=SPLITS, fit: bool = False, data: Path | None = None) -> dict:
+    """The ``--curve`` report: each split's curve under the weights in use, and with ``fit`` the
+    refits on dev (alone; pooled with the snapshot's judged edges) and their curves on dev and
+    the snapshot pool (the judged edges of the snapshot KG and of its baseline KG, whatever the
+    pipeline keeps today)."""
+    from causalkg.kg.confidence import WEIGHTS
+    from causalkg.kg.confidence import fit as fit_weights
+
+    data = data or REPO / "data"
+    rows = {s: judged_features(build_all(s, data), JUDGED / f"heldout-{s}" / "judgements.jsonl") for s in splits}
+    out: dict = {"in use": {"weights": dict(WEIGHTS), **{s: curve(r) for s, r in rows.items()}}}
+    if fit:
+        if "dev" not in rows:
+            raise SystemExit("error: --fit refits on dev: leave --split out or include dev")
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_edges import judged_pool
+
+        snap = judged_pool(data / "kg" / "causal_kg_pairs.jsonl")
+        dev = rows["dev"]
+        for name, pool in (("refit on dev", dev), ("refit on dev + snapshot", dev + snap)):
+            w = fit_weights([f for f, _, _ in pool], [s for _, s, _ in pool], l2=5.0)
+            out[name] = {"weights": w, "dev": curve(dev, w), "snapshot pool": curve(snap, w)}
+        out["in use"]["snapshot pool"] = curve(snap)
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     from causalkg.core.tables import render_table
 
@@ -114,7 +194,17 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--limit", type=int, help="only the first N articles of each split")
     p.add_argument("--domain", help="only the articles of this domain or kind (split.tsv), e.g. geology, civil-war")
     p.add_argument("--skip-build", action="store_true", help="report the KGs already in data/heldout/")
+    p.add_argument("--curve", action="store_true",
+                   help="precision / size over kg.min_confidence on each split (assembles <split>-all)")
+    p.add_argument("--fit", action="store_true", help="with --curve: refit the confidence on dev and show its curves")
     a = p.parse_args(argv if argv is not None else [])
+    if a.curve:
+        for name, block in curves(tuple(a.split or SPLITS), a.fit).items():
+            print(f"### {name}: {block['weights']}\n")
+            for where, rows in block.items():
+                if where != "weights":
+                    print(f"{where}:\n" + render_table(rows, fmt="text", floatfmt=".1f") + "\n")
+        return
     rows = run(tuple(a.split or SPLITS), a.limit, a.domain, skip_build=a.skip_build)
     print(render_table(rows, fmt="text", floatfmt=".1f"))
     print("\nunjudged items are listed in data/heldout/<split>/judge_todo.jsonl (judge, then append to "

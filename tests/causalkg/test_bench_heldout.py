@@ -79,3 +79,34 @@ def test_a_small_part_of_dev_end_to_end(project):
     assert len(todo) == row["unjudged items"] == 1
     assert todo[0]["sentence"].startswith("Most deaths from the eruption")
     assert all(todo[0][k] is None for k in ("stated", "asserted", "cause_ok", "effect_ok", "plausible"))
+
+
+def test_the_confidence_curve_of_a_small_part_of_dev(project):
+    from causalkg.core.config import load_config
+
+    root, _ = project
+    cfg = load_config(search_cwd=False, overrides={"paths.data": str(root / "data"), "kg.min_confidence": 0.0})
+    lines = [ln for ln in bh.select("dev") if json.loads(ln)["title"] in PART]
+    pairs = bh.build("dev", root / "data" / "heldout" / "dev-all", lines, cfg,
+                     extractions=FIX / "heldout" / "dev-extractions.jsonl")
+    rows = bh.judged_features(pairs, bh.JUDGED / "heldout-dev" / "judgements.jsonl")
+    assert [(s, p) for _, s, p in rows] == [(1, 1)]
+    assert set(rows[0][0]) == {"score", "link", "exact", "support", "structured", "temporal", "lifted"}
+    # in use the edge is kept at 0.5; a bias of -10 drops it below every threshold but 0
+    kept = {r["min_confidence"]: r["judged edges"] for r in bh.curve(rows)}
+    assert kept[0.0] == kept[0.5] == 1
+    low = bh.curve(rows, {"bias": -10.0}, thresholds=(0.0, 0.3))
+    assert low == [{"min_confidence": 0.0, "judged edges": 1, "supported": 1, "supported %": 100.0, "plausible %": 100.0},
+                   {"min_confidence": 0.3, "judged edges": 0, "supported": 0, "supported %": None, "plausible %": None}]
+
+
+def test_python_m_bench_passes_options_to_one_benchmark():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "bench", "heldout", "--split", "nosuch"], cwd=REPO,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "invalid choice: 'nosuch'" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "bench", "heldout", "edges", "--fit"], cwd=REPO,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "options go to one benchmark" in r.stderr
