@@ -9,7 +9,6 @@ docs/api.md matches the code. ``--check`` exits 1 when the file is stale.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import importlib
 import inspect
@@ -19,6 +18,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+import gendoc  # noqa: E402  (scripts/gendoc.py, beside this file)
 
 import causalkg  # noqa: E402
 from causalkg.core import results  # noqa: E402
@@ -80,21 +81,8 @@ def render() -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--check", action="store_true", help="fail when docs/api.md is out of date")
-    args = ap.parse_args()
-    target = REPO / "docs" / "api.md"
-    text = render()
-    if args.check:
-        current = target.read_text(encoding="utf-8") if target.exists() else ""
-        if current != text:
-            print("docs/api.md is out of date: run make docs", file=sys.stderr)
-            return 1
-        return 0
-    target.write_text(text, encoding="utf-8")
-    print(f"wrote {target}")
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    return gendoc.main(REPO / "docs" / "api.md", render, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import gendoc  # noqa: E402  (scripts/gendoc.py, beside this file)
+
 from causalkg.cli import build_parser  # noqa: E402
 
 
@@ -88,21 +90,8 @@ def render() -> str:
     return "\n".join(out)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--check", action="store_true", help="fail when docs/cli.md is out of date")
-    args = ap.parse_args()
-    target = REPO / "docs" / "cli.md"
-    text = render()
-    if args.check:
-        current = target.read_text(encoding="utf-8") if target.exists() else ""
-        if current != text:
-            print("docs/cli.md is out of date: run make docs", file=sys.stderr)
-            return 1
-        return 0
-    target.write_text(text, encoding="utf-8")
-    print(f"wrote {target}")
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    return gendoc.main(REPO / "docs" / "cli.md", render, __doc__, argv)
 
 
 if __name__ == "__main__":

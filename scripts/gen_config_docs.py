@@ -9,7 +9,6 @@ checks the file is current. ``--check`` exits 1 when it is stale.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -19,6 +18,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+import gendoc  # noqa: E402  (scripts/gendoc.py, beside this file)
 
 from causalkg.core.ranges import range_of  # noqa: E402
 
@@ -182,19 +183,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 when docs/config-reference.md is stale")
-    args = ap.parse_args(argv)
-    text = render()
-    if args.check:
-        current = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
-        if current != text:
-            print(f"{OUT.relative_to(REPO)} is stale: run `make docs`", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT.relative_to(REPO)}")
-    return 0
+    return gendoc.main(OUT, render, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

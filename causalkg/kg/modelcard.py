@@ -15,7 +15,7 @@ from pathlib import Path
 
 from causalkg.core.config import Config
 from causalkg.core.errors import ModelError
-from causalkg.kg.modelpack import PACKAGE_VERSION, BuildModelPackageResult, build_model_package
+from causalkg.kg.modelpack import PACKAGE_VERSION, BuildModelPackageResult, build_model_package, write_model_card
 
 TRAINERS = {"causal-gate": "train-gate", "causal-qa": "train-qa", "causal-verifier": "train-verifier"}
 
@@ -210,9 +210,9 @@ def make_model_package(cfg: Config, *, gate: Path, qa: Path, verifier: Path, out
     measured = measure(cfg, Path(out), *folders.values()) if measure_figures else None
     if measured is None and figures is not None:
         measured = json.loads(Path(figures).read_text(encoding="utf-8"))
-    # The card states the package's size and the measured figures: build again with it (the
-    # weights and every other file are the same bytes; the manifest gets the card's checksum).
-    result = build_model_package(folders, out, version=version, model_card=card(measured, result.bytes / 1e6))
+    # The card states the package's size (with the placeholder card) and the measured figures:
+    # write it in place (the manifest gets its checksum; every other file stays).
+    result = write_model_card(out, card(measured, result.bytes / 1e6))
     result.measured = measured
     return result
 

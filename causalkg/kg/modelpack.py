@@ -251,4 +251,21 @@ def build_model_package(models: dict[str, str | os.PathLike], out: str | os.Path
                                    sum(f["bytes"] for f in files.values()) + (out / PACKAGE_MANIFEST).stat().st_size)
 
 
-__all__ = ["install_models", "build_model_package", "verify_package", "InstallModelsResult", "BuildModelPackageResult"]
+def write_model_card(package: str | os.PathLike, text: str) -> BuildModelPackageResult:
+    """Replace the ``MODEL_CARD.md`` of a package made by ``build_model_package`` and its entry in
+    ``MANIFEST.json`` (each written atomically; every other file stays as it is)."""
+    package = Path(package)
+    manifest = read_package_manifest(package)
+    card = package / "MODEL_CARD.md"
+    with atomic_write(card) as fh:
+        fh.write(text)
+    manifest["files"]["MODEL_CARD.md"] = {"sha256": sha256_file(card), "bytes": card.stat().st_size}
+    with atomic_write(package / PACKAGE_MANIFEST) as fh:
+        json.dump(manifest, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    files = manifest["files"]
+    return BuildModelPackageResult(package, str(manifest["version"]), len(files) + 1,
+                                   sum(f["bytes"] for f in files.values()) + (package / PACKAGE_MANIFEST).stat().st_size)
+
+
+__all__ = ["install_models", "build_model_package", "write_model_card", "verify_package", "InstallModelsResult", "BuildModelPackageResult"]
