@@ -6,7 +6,9 @@
 Variants: the QA model of ``extract.qa.model`` (the baseline; six layers) and one model per
 depth K of ``BENCH_QA_LAYERS`` (default ``3``), trained now when missing into
 ``<paths.cache>/qa-layers/L<K>`` (``kg train-qa`` with ``extract.qa.train.encoder_layers = K``,
-the other settings the defaults: seeded; bfloat16 autocast where the CPU has it). Tables
+the other settings the defaults: seeded; bfloat16 autocast where the CPU has it). With
+``BENCH_QA_DISTIL=1`` each depth also gets a model distilled from the baseline
+(``extract.qa.train.teacher`` = ``extract.qa.model``, in ``<paths.cache>/qa-layers/L<K>-distilled``). Tables
 (``BENCH_QA_LAYERS_PARTS``, default ``validation,quality,split``):
 
 1. ``validation``: the SQuAD 2.0 scores each trainer recorded on its validation questions at its
@@ -48,6 +50,15 @@ def variants(cfg) -> list[dict]:
         if not res.skipped:
             print(f"(trained the {k}-layer QA model in {t.seconds:.0f} s, {time.process_time():.0f} CPU s so far)\n")
         out.append({"name": f"{k} layers", "folder": folder})
+        if os.environ.get("BENCH_QA_DISTIL", "0") == "1":
+            folder = cfg.path("paths.cache") / "qa-layers" / f"L{k}-distilled"
+            over = load_config(search_cwd=False, overrides={"extract.qa.train.encoder_layers": k,
+                                                            "extract.qa.train.teacher": str(cfg.path("extract.qa.model"))})
+            with timed() as t:
+                res = train_qa(over, output=folder, if_missing=True)
+            if not res.skipped:
+                print(f"(trained the {k}-layer distilled QA model in {t.seconds:.0f} s)\n")
+            out.append({"name": f"{k} layers, distilled from the baseline", "folder": folder})
     return out
 
 

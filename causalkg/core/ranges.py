@@ -107,6 +107,8 @@ RANGES: dict[str, Range] = {
     "extract.gate.train.target_recall": RATIO,
     "extract.gate.train.encoder_layers": COUNT0,  # 0 = all of the encoder's layers
     "extract.qa.train.encoder_layers": COUNT0,    # 0 = all of the encoder's layers
+    "extract.qa.train.distill_weight": RATIO,
+    "extract.qa.train.distill_temperature": RATE,
     "extract.gate.train.steps": COUNT,
     "extract.gate.train.batch_size": COUNT,
     "extract.gate.train.learning_rate": RATE,

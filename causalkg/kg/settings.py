@@ -85,6 +85,9 @@ class QATrainSettings:
     dtype: str
     reversed_share: float
     encoder_layers: int
+    teacher: str
+    distill_weight: float
+    distill_temperature: float
 
 
 @dataclass(frozen=True)

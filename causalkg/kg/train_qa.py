@@ -95,14 +95,46 @@ def training_plan(cfg: Config, *, data: str | os.PathLike | None = None, steps: 
         "dtype": str(tr.dtype),
         # only when set, so that models trained before the key existed stay current
         **({"encoder_layers": int(tr.encoder_layers)} if int(tr.encoder_layers) else {}),
+        **_teacher_plan(cfg, tr),
     }
     if plan["steps"] < 1 or plan["batch_size"] < 1 or plan["learning_rate"] <= 0:
         raise ConfigError("train-qa needs steps >= 1, batch size >= 1 and a positive learning rate")
     if plan["dtype"] not in TRAIN_DTYPES:
         raise ConfigError(f"extract.qa.train.dtype must be one of {', '.join(TRAIN_DTYPES)}, got {plan['dtype']!r}")
-    plan["fingerprint"] = fingerprint({k: v for k, v in plan.items() if k not in ("train_file", "val_file")})
+    plan["fingerprint"] = fingerprint({k: v for k, v in plan.items() if k not in ("train_file", "val_file", "teacher")})
     plan["base_model_path"] = base_path
     return plan
+
+
+def _teacher_plan(cfg: Config, tr: QATrainSettings) -> dict[str, Any]:
+    """The distillation keys of the plan (none without a teacher, so that models trained before
+    the keys existed stay current): the teacher's folder and the checksum of its weights."""
+    if not tr.teacher:
+        return {}
+    folder = cfg.input_path("extract.qa.train.teacher")
+    weights = folder / "model.safetensors"
+    if not weights.is_file():
+        raise ConfigError(f"extract.qa.train.teacher: {folder} holds no trained QA model (no model.safetensors)",
+                          hint="train one first ('causalkg kg train-qa'), or install the shipped one ('causalkg kg install-models')")
+    return {"teacher": str(folder), "teacher_sha256": describe_input(weights)["sha256"],
+            "distill_weight": float(tr.distill_weight), "distill_temperature": float(tr.distill_temperature)}
+
+
+def distillation_loss(student_start: Any, student_end: Any, teacher_start: Any, teacher_end: Any,
+                      attention_mask: Any, temperature: float) -> Any:
+    """The mean, over start and end, of KL(teacher || student) between the span-boundary
+    distributions at ``temperature`` (padding left out), times temperature squared so that its
+    gradients keep their size as the temperature changes."""
+    import torch
+
+    pad = attention_mask == 0
+    total = 0.0
+    for s, t in ((student_start, teacher_start), (student_end, teacher_end)):
+        s = s.float().masked_fill(pad, -1e4) / temperature
+        t = t.float().masked_fill(pad, -1e4) / temperature
+        total = total + torch.nn.functional.kl_div(torch.log_softmax(s, -1), torch.log_softmax(t, -1),
+                                                   reduction="batchmean", log_target=True)
+    return total / 2 * temperature ** 2
 
 
 def model_is_current(folder: Path, plan_fingerprint: str) -> tuple[bool, str]:
@@ -167,6 +199,25 @@ def _validate(model: Any, tokenizer: Any, examples: Sequence[qa_data.QAExample],
 # --- training ---------------------------------------------------------------------------------
 
 
+def _load_teacher(plan: dict[str, Any], tokenizer: Any, dev: str) -> Any:
+    """The teacher QA model, in evaluation mode on ``dev``; it must read the student's tokens."""
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+
+    try:
+        teacher_tok = AutoTokenizer.from_pretrained(plan["teacher"])
+        teacher = AutoModelForQuestionAnswering.from_pretrained(plan["teacher"])
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot load the teacher QA model {plan['teacher']}: {exc}") from None
+    if teacher_tok.get_vocab() != tokenizer.get_vocab():
+        raise ConfigError(f"extract.qa.train.teacher: {plan['teacher']} has another vocabulary than "
+                          f"{plan['base_model']}: its span scores are over other tokens",
+                          hint="distil from a QA model trained on the same base model")
+    teacher.eval()
+    for p in teacher.parameters():
+        p.requires_grad = False
+    return teacher.to(dev)
+
+
 def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str | os.PathLike | None = None,
              steps: int | None = None, batch_size: int | None = None, learning_rate: float | None = None,
              seed: int | None = None, base_model: str | None = None, if_missing: bool = False,
@@ -227,6 +278,7 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
     dev = resolve_device(device or stage_device(cfg, "extract.device"))
     model.to(dev)
     dtype = training_dtype(plan["dtype"], dev)
+    teacher = _load_teacher(plan, tokenizer, dev) if plan.get("teacher") else None
 
     feats = _features(tokenizer, train_ex, plan["max_seq_length"], plan["max_question_tokens"])
     if plan["freeze_embeddings"]:
@@ -242,8 +294,18 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
                                 if k in feats[i]} for i in idx], return_tensors="pt", padding_side="right")
         batch["start_positions"] = torch.tensor([feats[i]["start_positions"] for i in idx])
         batch["end_positions"] = torch.tensor([feats[i]["end_positions"] for i in idx])
+        batch = {k: v.to(dev) for k, v in batch.items()}
         with torch.autocast(device_type=dev.split(":")[0], dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
-            return model(**{k: v.to(dev) for k, v in batch.items()}).loss
+            out = model(**batch)
+            if teacher is None:
+                return out.loss
+            inputs = {k: v for k, v in batch.items() if k not in ("start_positions", "end_positions")}
+            with torch.no_grad():
+                t = teacher(**inputs)
+            w = plan["distill_weight"]
+            return (1 - w) * out.loss + w * distillation_loss(out.start_logits, out.end_logits, t.start_logits,
+                                                              t.end_logits, batch["attention_mask"],
+                                                              plan["distill_temperature"])
 
     def evaluate() -> tuple[float, dict[str, Any]]:
         scores = _validate(model, tokenizer, selection, batch_size=eval_bs, max_answer_tokens=plan["max_answer_tokens"])
@@ -284,4 +346,5 @@ def train_qa(cfg: Config, *, output: str | os.PathLike | None = None, data: str 
     return TrainResult(out, steps=plan["steps"], seconds=seconds, validation=validation, manifest=manifest)
 
 
-__all__ = ["train_qa", "training_plan", "model_is_current", "recommended_null_threshold", "TrainResult"]
+__all__ = ["train_qa", "training_plan", "model_is_current", "recommended_null_threshold", "distillation_loss",
+           "TrainResult"]

@@ -349,3 +349,33 @@ def test_a_qa_model_of_the_first_k_encoder_layers_trains_and_answers(tiny_dir, t
     with pytest.raises(ConfigError, match=f"encoder_layers = {layers + 1}, but .* has {layers} layers"):
         train_qa(_train_cfg(tmp_path, **{"extract.qa.train.encoder_layers": layers + 1}), output=tmp_path / "x",
                  base_model=str(tiny_dir))
+
+
+def test_a_shallow_qa_model_distils_from_a_teacher(tiny_dir, tmp_path):
+    """extract.qa.train.teacher: a one-layer student learns from the gold spans and the teacher's
+    span scores; the manifest records the teacher's weights, which change the fingerprint; a
+    missing teacher is named."""
+    import torch
+
+    from causalkg.kg.train_qa import distillation_loss
+
+    over = {"extract.qa.train.encoder_layers": 1, "extract.qa.train.teacher": str(tiny_dir),
+            "extract.qa.train.distill_weight": 0.7, "extract.qa.train.distill_temperature": 3.0}
+    out = tmp_path / "student"
+    train_qa(_train_cfg(tmp_path, **over), output=out, base_model=str(tiny_dir))
+    training = read_manifest(out)["training"]
+    assert training["teacher"] == str(tiny_dir) and len(training["teacher_sha256"]) == 64
+    assert (training["distill_weight"], training["distill_temperature"]) == (0.7, 3.0)
+    (a,) = QAModel(str(out)).answer(["What is the cause?"], ["Floods followed the storm."])
+    assert a is None or a.text in "Floods followed the storm."
+    plain = training_plan(_train_cfg(tmp_path, **{"extract.qa.train.encoder_layers": 1}), base_model=str(tiny_dir))
+    assert "teacher" not in plain and plain["fingerprint"] != training["fingerprint"]
+    with pytest.raises(ConfigError, match="holds no trained QA model"):
+        training_plan(_train_cfg(tmp_path, **{**over, "extract.qa.train.teacher": str(tmp_path / "none")}),
+                      base_model=str(tiny_dir))
+    # the divergence: 0 for the same scores, padding ignored, positive otherwise
+    s = torch.tensor([[2.0, 0.5, -1.0, 7.0]])
+    mask = torch.tensor([[1, 1, 1, 0]])
+    same = distillation_loss(s, s, s.clone().index_fill_(1, torch.tensor([3]), -5.0), s, mask, 2.0)
+    assert float(same) == pytest.approx(0.0, abs=1e-6)
+    assert float(distillation_loss(s, s, s.flip(1), s.flip(1), mask, 2.0)) > 0.1
