@@ -7,8 +7,10 @@ Variants: the QA model of ``extract.qa.model`` (the baseline; six layers) and on
 depth K of ``BENCH_QA_LAYERS`` (default ``3``), trained now when missing into
 ``<paths.cache>/qa-layers/L<K>`` (``kg train-qa`` with ``extract.qa.train.encoder_layers = K``,
 the other settings the defaults: seeded; bfloat16 autocast where the CPU has it). With
-``BENCH_QA_DISTIL=1`` each depth also gets a model distilled from the baseline
-(``extract.qa.train.teacher`` = ``extract.qa.model``, in ``<paths.cache>/qa-layers/L<K>-distilled``). Tables
+``BENCH_QA_DISTIL=1`` each depth also gets a model distilled from the baseline: its first K
+layers and span head fine-tuned (``--base-model`` = ``extract.qa.model``) on the gold spans and the
+baseline's span distributions (``extract.qa.train.teacher`` = ``extract.qa.model``), in
+``<paths.cache>/qa-layers/L<K>-distilled``. Tables
 (``BENCH_QA_LAYERS_PARTS``, default ``validation,quality,split``):
 
 1. ``validation``: the SQuAD 2.0 scores each trainer recorded on its validation questions at its
@@ -55,7 +57,7 @@ def variants(cfg) -> list[dict]:
             over = load_config(search_cwd=False, overrides={"extract.qa.train.encoder_layers": k,
                                                             "extract.qa.train.teacher": str(cfg.path("extract.qa.model"))})
             with timed() as t:
-                res = train_qa(over, output=folder, if_missing=True)
+                res = train_qa(over, output=folder, base_model=str(cfg.get("extract.qa.model")), if_missing=True)
             if not res.skipped:
                 print(f"(trained the {k}-layer distilled QA model in {t.seconds:.0f} s)\n")
             out.append({"name": f"{k} layers, distilled from the baseline", "folder": folder})

@@ -55,6 +55,12 @@ def cluster(world):
     node = ray.nodes()[0]
     assert node["NodeManagerAddress"] == "127.0.0.1"
     assert Path(ray._private.worker._global_node.get_session_dir_path()).is_relative_to(root / "ray")
+
+    @ray.remote
+    def niceness() -> int:
+        return os.nice(0)
+
+    assert ray.get(niceness.remote()) == 0  # the workers share the CPU like the local engine's (Ray's default: 15)
     yield ray
     ray.shutdown()
 
