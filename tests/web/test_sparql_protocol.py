@@ -239,14 +239,19 @@ def test_a_real_server_refuses_what_it_cannot_give(server):
 def test_a_warm_worker_is_reused_and_replaced_after_a_runaway_query(kg_project, tmp_path):
     _, cfg = kg_project
     # the limit counts from the job being sent, not from a new worker's start-up
-    app = create_app(cfg, judgements=str(tmp_path / "j.jsonl"), query_timeout=3.0)
+    # The queries that must answer get a limit no loaded machine reaches; only the runaway (a
+    # four-way cross product that never ends) runs under a short one.
+    app = create_app(cfg, judgements=str(tmp_path / "j.jsonl"), query_timeout=600.0)
+    settings = app.state.web.s
     pool = app.state.web.pool
     with TestClient(app) as c:
         for _ in range(3):
             assert c.get("/sparql", params={"query": Q_ASK}).json()["boolean"] is True
         assert pool.started == 1 and len(pool.idle) == 1
         first = pool.idle[0].proc
+        settings.query_timeout = 3.0
         r = c.get("/sparql", params={"query": "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"})
+        settings.query_timeout = 600.0
         assert r.status_code == 504 and "time limit" in r.text
         assert first.poll() is not None and pool.idle == []  # the runaway worker was killed
         r = c.get("/sparql", params={"query": Q_EFFECTS, "format": "csv"})
