@@ -244,11 +244,21 @@ def build_model_package(models: dict[str, str | os.PathLike], out: str | os.Path
                 files[p.relative_to(tmp).as_posix()] = {"sha256": sha256_file(p), "bytes": p.stat().st_size}
         manifest = {"package": PACKAGE_NAME, "version": version, "models": sorted(models),
                     "float16": sorted(half), "files": files}
-        with atomic_write(tmp / PACKAGE_MANIFEST) as fh:
-            json.dump(manifest, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-    return BuildModelPackageResult(out, version, len(files) + 1,
-                                   sum(f["bytes"] for f in files.values()) + (out / PACKAGE_MANIFEST).stat().st_size)
+        _write_package_manifest(tmp, manifest)
+    return _built(out, manifest)
+
+
+def _write_package_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    with atomic_write(folder / PACKAGE_MANIFEST) as fh:
+        json.dump(manifest, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+
+
+def _built(package: Path, manifest: dict[str, Any]) -> BuildModelPackageResult:
+    """What a package holds: its files (the manifest too) and their bytes."""
+    files = manifest["files"]
+    return BuildModelPackageResult(package, str(manifest["version"]), len(files) + 1,
+                                   sum(f["bytes"] for f in files.values()) + (package / PACKAGE_MANIFEST).stat().st_size)
 
 
 def write_model_card(package: str | os.PathLike, text: str) -> BuildModelPackageResult:
@@ -260,12 +270,8 @@ def write_model_card(package: str | os.PathLike, text: str) -> BuildModelPackage
     with atomic_write(card) as fh:
         fh.write(text)
     manifest["files"]["MODEL_CARD.md"] = {"sha256": sha256_file(card), "bytes": card.stat().st_size}
-    with atomic_write(package / PACKAGE_MANIFEST) as fh:
-        json.dump(manifest, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-    files = manifest["files"]
-    return BuildModelPackageResult(package, str(manifest["version"]), len(files) + 1,
-                                   sum(f["bytes"] for f in files.values()) + (package / PACKAGE_MANIFEST).stat().st_size)
+    _write_package_manifest(package, manifest)
+    return _built(package, manifest)
 
 
 __all__ = ["install_models", "build_model_package", "write_model_card", "verify_package", "InstallModelsResult", "BuildModelPackageResult"]
