@@ -63,25 +63,32 @@ def curve(edges, rep) -> list[dict]:
     return rows
 
 
+def judged_rows(path: Path, judgements, base=None) -> dict[str, tuple[dict[str, float], int, int]]:
+    """(confidence features, supported, plausible) of every judged edge of the KG at ``path``,
+    by edge id."""
+    from causalkg.kg.confidence import features
+    from causalkg.kg.judged import report
+
+    edges = _edges(path)
+    rep = report(edges, judgements, base)
+    by_id = {e.edge_id: e for e in edges}
+    return {e.edge_id: (features(e, by_id), int(rep.per_edge[e.edge_id]["supported"]),
+                        int(rep.per_edge[e.edge_id]["plausible"]))
+            for e in edges if rep.per_edge[e.edge_id].get("judged")}
+
+
 def judged_pool(kg_path: Path) -> list[tuple[dict[str, float], int, int]]:
     """(features, supported, plausible) of every judged edge of the KG at ``kg_path`` and of the baseline
     KG, once per edge id (the current KG's first): what ``--fit`` fits on."""
-    from causalkg.kg.confidence import features
-    from causalkg.kg.judged import base_kg_pairs, load, report
+    from causalkg.kg.judged import base_kg_pairs, load
 
     judgements = load(JUDGED)
     base = base_kg_pairs(BASE_KG)
     pool: dict[str, tuple[dict[str, float], int, int]] = {}
     for path in (kg_path, BASELINE):
-        if not path.is_file():
-            continue
-        edges = _edges(path)
-        rep = report(edges, judgements, base)
-        by_id = {e.edge_id: e for e in edges}
-        for e in edges:
-            if rep.per_edge[e.edge_id].get("judged") and e.edge_id not in pool:
-                pe = rep.per_edge[e.edge_id]
-                pool[e.edge_id] = (features(e, by_id), int(pe["supported"]), int(pe["plausible"]))
+        if path.is_file():
+            for eid, row in judged_rows(path, judgements, base).items():
+                pool.setdefault(eid, row)
     return list(pool.values())
 
 

@@ -133,16 +133,16 @@ def build_all(split: str, data: Path | None = None) -> Path:
 
 def judged_features(pairs: Path, judgements_path: Path) -> list[tuple[dict[str, float], int, int]]:
     """(confidence features, supported, plausible) of every judged edge of the KG at ``pairs``."""
-    from causalkg.core.contracts import KGEdge
-    from causalkg.core.jsonl import read_jsonl
-    from causalkg.kg.confidence import features
-    from causalkg.kg.judged import load, report
+    from causalkg.kg.judged import load
 
-    edges = list(read_jsonl(pairs, KGEdge))
-    r = report(edges, load(judgements_path))
-    by_id = {e.edge_id: e for e in edges}
-    return [(features(e, by_id), int(r.per_edge[e.edge_id]["supported"]), int(r.per_edge[e.edge_id]["plausible"]))
-            for e in edges if r.per_edge[e.edge_id].get("judged")]
+    return list(_bench_edges().judged_rows(pairs, load(judgements_path)).values())
+
+
+def _bench_edges():
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_edges
+
+    return bench_edges
 
 
 def curve(rows: list[tuple[dict[str, float], int, int]], weights=None, thresholds=THRESHOLDS) -> list[dict]:
@@ -174,10 +174,7 @@ def curves(splits=SPLITS, fit: bool = False, data: Path | None = None) -> dict:
     if fit:
         if "dev" not in rows:
             raise SystemExit("error: --fit refits on dev: leave --split out or include dev")
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from bench_edges import judged_pool
-
-        snap = judged_pool(data / "kg" / "causal_kg_pairs.jsonl")
+        snap = _bench_edges().judged_pool(data / "kg" / "causal_kg_pairs.jsonl")
         dev = rows["dev"]
         for name, pool in (("refit on dev", dev), ("refit on dev + snapshot", dev + snap)):
             w = fit_weights([f for f, _, _ in pool], [s for _, s, _ in pool], l2=5.0)
