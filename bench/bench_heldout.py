@@ -6,6 +6,7 @@
     python bench/bench_heldout.py --domain geology --skip-build   # one SW100 domain or HESE kind, the KGs already built
     python -m bench heldout --curve               # precision / size over kg.min_confidence on each split
     python -m bench heldout --curve --fit         # also refit the confidence on dev (alone, and with the snapshot)
+    python -m bench heldout --own-concepts        # the articles' own concepts added to the vocabulary (<split>-own)
 
 Each split (``snapshots/heldout/{dev,test}.jsonl``, built by ``scripts/build_heldout.py``) goes
 through the default pipeline: ``kg extract --input SPLIT`` then ``kg assemble`` against the
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -94,25 +96,77 @@ def figures(name: str, pairs: Path, judgements_path: Path, n_articles: int | Non
 
 
 def run(splits=SPLITS, limit: int | None = None, domain: str | None = None, data: Path | None = None,
-        skip_build: bool = False, snapshot: bool = True, cfg=None) -> list[dict]:
+        skip_build: bool = False, snapshot: bool = True, cfg=None, own_concepts: bool = False) -> list[dict]:
     """Build (unless ``skip_build``) and judge each split's KG under ``data/heldout/``; the rows
-    of the table, the snapshot's last when its KG exists."""
+    of the table, the snapshot's last when its KG exists. ``own_concepts``: link against the
+    snapshot vocabulary with the held-out articles' own concepts added (``own_vocabulary``), into
+    ``data/heldout/<split>-own/``, from the extractions of the plain build when it has them."""
     data = data or REPO / "data"
+    if own_concepts:
+        cfg = own_vocabulary(data, cfg)
     rows = []
     for split in splits:
         part = limit is not None or domain is not None
         name = split + (f"-{domain}" if domain else "") + (f"-first{limit}" if limit is not None else "")
-        work = data / "heldout" / name
+        plain = data / "heldout" / name
+        work = data / "heldout" / (name + "-own") if own_concepts else plain
         lines = select(split, limit, domain)
         pairs = work / "kg" / "causal_kg_pairs.jsonl"
         if not skip_build:
-            pairs = build(split, work, lines if part else None, cfg)
-        rows.append(figures(name, pairs, JUDGED / f"heldout-{split}" / "judgements.jsonl", len(lines),
+            before = plain / "extractions.jsonl" if own_concepts and (plain / "extractions.jsonl").is_file() else None
+            pairs = build(split, work, lines if part else None, cfg, extractions=before)
+        rows.append(figures(name + ("-own" if own_concepts else ""), pairs,
+                            JUDGED / f"heldout-{split}" / "judgements.jsonl", len(lines),
                             work / "judge_todo.jsonl"))
     snap = data / "kg" / "causal_kg_pairs.jsonl"
     if snapshot and snap.is_file():
         rows.append(figures("snapshot", snap, JUDGED / "judgements.jsonl", None))
     return rows
+
+
+def own_vocabulary(data: Path, cfg=None):
+    """The config of a data folder ``data/heldout/vocab/`` whose vocabulary is the snapshot's
+    (``data/wikidata/concepts.jsonl``) plus the resolved document concept of every held-out
+    article, both splits, as a live build's vocabulary holds every corpus article's event. Each
+    added concept is an instance with the source's label and the article title (without a
+    bracketed qualifier) as an alias when it differs; no class is given (the sources have none).
+    The concept index is built there (or found current); models and cache stay where ``cfg`` has them."""
+    from causalkg.core.config import load_config
+    from causalkg.linking.cli import build_index
+
+    cfg = cfg or load_config(search_cwd=False)
+    src = data / "wikidata"
+    if not (src / "concepts.jsonl").is_file():
+        raise SystemExit(f"error: {src / 'concepts.jsonl'} is missing: run `make kg` first")
+    root = data / "heldout" / "vocab"
+    (root / "wikidata").mkdir(parents=True, exist_ok=True)
+    lines = [ln for ln in (src / "concepts.jsonl").read_text(encoding="utf-8").split("\n") if ln.strip()]
+    have = {json.loads(ln)["id"] for ln in lines}
+    for split in SPLITS:
+        for ln in select(split):
+            rec = json.loads(ln)
+            dc = rec.get("document_concept") or {}
+            if not dc.get("id") or dc["id"] in have:
+                continue
+            title = re.sub(r"\s*\([^)]*\)$", "", rec["title"]).strip()
+            aliases = sorted({a for a in [title, *(dc.get("labels") or [])] if a and a != dc.get("label")})
+            lines.append(json.dumps({"schema_version": "1", "id": dc["id"], "kind": "instance",
+                                     "label": dc.get("label") or title, "aliases": aliases, "description": None,
+                                     "instance_of": [], "subclass_of": [], "seed_classes": [],
+                                     "enwiki_title": rec["title"]}, ensure_ascii=False))
+            have.add(dc["id"])
+    for name, text in [("concepts.jsonl", "".join(ln + "\n" for ln in lines)),
+                       *((f, (src / f).read_text(encoding="utf-8")) for f in ("base_kg.jsonl", "event_classes.jsonl")
+                         if (src / f).is_file())]:
+        out = root / "wikidata" / name
+        if not out.is_file() or out.read_text(encoding="utf-8") != text:
+            tmp = out.with_suffix(".tmp")
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(out)
+    own = cfg.with_overrides({"paths.data": str(root), "paths.models": str(cfg.path("paths.models")),
+                              "paths.cache": str(cfg.path("paths.cache"))})
+    build_index(cfg=own)
+    return own
 
 
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -193,6 +247,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--skip-build", action="store_true", help="report the KGs already in data/heldout/")
     p.add_argument("--curve", action="store_true",
                    help="precision / size over kg.min_confidence on each split (assembles <split>-all)")
+    p.add_argument("--own-concepts", action="store_true",
+                   help="link against the snapshot vocabulary plus the held-out articles' own concepts (<split>-own)")
     p.add_argument("--fit", action="store_true", help="with --curve: refit the confidence on dev and show its curves")
     a = p.parse_args(argv if argv is not None else [])
     if a.curve:
@@ -202,7 +258,7 @@ def main(argv: list[str] | None = None) -> None:
                 if where != "weights":
                     print(f"{where}:\n" + render_table(rows, fmt="text", floatfmt=".1f") + "\n")
         return
-    rows = run(tuple(a.split or SPLITS), a.limit, a.domain, skip_build=a.skip_build)
+    rows = run(tuple(a.split or SPLITS), a.limit, a.domain, skip_build=a.skip_build, own_concepts=a.own_concepts)
     print(render_table(rows, fmt="text", floatfmt=".1f"))
     print("\nunjudged items are listed in data/heldout/<split>/judge_todo.jsonl (judge, then append to "
           "tests/fixtures/judged/heldout-<split>/judgements.jsonl)")

@@ -50,7 +50,8 @@ count. Cues:
 - unstated: the sentence states no relation between the spans: it is navigation text ("For more
   information on those deaths, see ..."), the spans are only listed together ("Injuries and
   deaths", a heading), or a copula makes the later span a description of the earlier one ("The
-  war was a military and economic disaster", "the invasion ended as a disaster"), a distance
+  war was a military and economic disaster", "the invasion ended as a disaster", "the war
+  (1628-1631) was a conflict": an aside in brackets is not read), a distance
   ("at a distance of 2,500 km from the epicenter of the earthquake"), or a span is the end of a
   hyphenated word ("fire" of "cease-fire"); with no causal cue between the spans, also a change
   of one into the other ("the conflict escalated and became the war", "turned into", "from a war
@@ -316,15 +317,35 @@ def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: S
         return "'as a': the later span describes the earlier one"
     if between and all(w in COORDINATION for w in between) and any(w in ("and", "or", "&") for w in between):
         return "the spans are only listed together (" + " ".join(between) + ")"
-    text = " ".join(between)
+    # an aside in brackets between the spans ("The war (1628-1631) was a conflict") is not read
+    plain = _outside_brackets(between)
+    text = " ".join(plain)
     for c in COPULAS:
         if text == c or text.startswith(c + " "):
-            rest = between[len(c.split()):]
-            # "were directly attributed to": a verb, not a description
-            if any(w.endswith("ed") or w in ("to", "by", "from", "for", "in", "on") for w in rest):
+            rest = plain[len(c.split()):]
+            # "were directly attributed to": a verb, not a description; but after an article a
+            # word in -ed right before the later span is its adjective ("was a revolution and
+            # armed conflict")
+            adjective = len(rest) - 1 if rest[:1] in (["a"], ["an"], ["the"]) else None
+            if any(w in ("to", "by", "from", "for", "in", "on") for w in rest) or any(
+                    w.endswith("ed") and i != adjective for i, w in enumerate(rest)):
                 return None
             return f"'{c}': the later span describes the earlier one"
     return None
+
+
+def _outside_brackets(words: Sequence[str]) -> list[str]:
+    """``words`` without those inside round brackets (an unclosed bracket runs to the end)."""
+    out: list[str] = []
+    depth = 0
+    for w in words:
+        if w == "(":
+            depth += 1
+        elif w == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(w)
+    return out
 
 
 def _change_from_to(before_first: Sequence[str], between: Sequence[str], after_last: Sequence[str]) -> str | None:

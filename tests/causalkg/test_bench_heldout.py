@@ -100,6 +100,31 @@ def test_the_confidence_curve_of_a_small_part_of_dev(project):
                    {"min_confidence": 0.3, "judged edges": 0, "supported": 0, "supported %": None, "plausible %": None}]
 
 
+def test_the_own_concepts_vocabulary_adds_each_articles_event_once(project):
+    from causalkg.linking.linker import Linker
+
+    root, cfg = project
+    own = bh.own_vocabulary(root / "data", cfg)
+    assert own.path("paths.data") == root / "data" / "heldout" / "vocab"
+    base = (root / "data" / "wikidata" / "concepts.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (own.path("paths.data") / "wikidata" / "concepts.jsonl").read_text(encoding="utf-8").splitlines()
+    assert lines[:len(base)] == base
+    added = {c["id"]: c for c in map(json.loads, lines[len(base):])}
+    resolved = {json.loads(x)["document_concept"]["id"] for s in bh.SPLITS for x in bh.select(s)} - {None}
+    assert set(added) == resolved - {json.loads(x)["id"] for x in base} and len(added) == len(lines) - len(base)
+    assert all(c["kind"] == "instance" and not c["instance_of"] for c in added.values())
+    # the source's label stays; the article title (without a bracketed qualifier) is an alias
+    assert added["Q2887801"]["label"] == "Adibo dali" and added["Q2887801"]["aliases"] == ["Battle of Adibo"]
+    pig = next(c for c in added.values() if c["enwiki_title"] == "Pig War (1859)")
+    assert "Pig War" in [pig["label"], *pig["aliases"]]
+    best = Linker.load(own).link(["Battle of Adibo"], k=1)[0][0]
+    assert (best.qid, best.match) == ("Q2887801", "exact")
+    # a second call finds the folder current: nothing rewritten
+    stamp = (own.path("paths.data") / "wikidata" / "concepts.jsonl").stat().st_mtime_ns
+    bh.own_vocabulary(root / "data", cfg)
+    assert (own.path("paths.data") / "wikidata" / "concepts.jsonl").stat().st_mtime_ns == stamp
+
+
 def test_python_m_bench_passes_options_to_one_benchmark():
     import subprocess
     import sys

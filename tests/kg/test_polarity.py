@@ -284,6 +284,12 @@ DEV_NOT_CAUSAL = [
      "Dutch provinces and the Spanish.", "Dutch Revolt", "conflict", "temporal"),
     ("The invasion of Dagestan served as the main casus belli alongside the series of apartment bombings in "
      "September 1999 for the Second Chechen War.", "Second Chechen War", "invasion of Dagestan", "reversed"),
+    # a type statement across an aside in brackets; a noun phrase with an adjective in -ed
+    ("The War of the Mantuan Succession (1628\u20131631) was a conflict related to the Thirty Years' War and was "
+     "caused by the death in December 1627 of Vincenzo II.", "War of the Mantuan Succession", "conflict", "unstated"),
+    ("The Bangladesh Liberation War (also known as the Bangladesh War of Independence, or simply the Liberation "
+     "War in Bangladesh) was a revolution and armed conflict sparked by the rise of the Bengali nationalist "
+     "movement in East Pakistan.", "Bangladesh Liberation War", "conflict", "unstated"),
 ]
 
 
@@ -311,6 +317,9 @@ def test_a_change_from_one_to_the_other_is_not_a_cause():
 
 @pytest.mark.parametrize("sentence,cause,effect", [
     # a forward cue beside the change words keeps the pair causal
+    # an aside in brackets before a causal verb: still a cause
+    ("The fire (1666) was the main cause of the collapse.", "The fire", "the collapse"),
+    ("The eruption (the largest in a century) was responsible for the famine.", "The eruption", "the famine"),
     ("The protests led to clashes that escalated into a civil war.", "The protests", "clashes"),
     # the casus belli read the right way round
     ("The invasion of Dagestan served as the main casus belli for the Second Chechen War.",
