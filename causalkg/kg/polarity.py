@@ -185,10 +185,27 @@ def _phrase_at(words: Sequence[str], i: int, phrase: Sequence[str]) -> bool:
     return tuple(words[i:i + len(phrase)]) == tuple(phrase)
 
 
+# "hundreds if not thousands", "many if not most": an estimate that grows, neither a condition
+# nor a negation; "if not stopped", "if not for" stay both
+_GRADED = {"most", "all", "more", "many", "much", "longer", "worse", "higher", "larger"}
+
+
+def _graded_if_not(words: Sequence[str]) -> set[int]:
+    """Positions of "if" and "not" in "X if not Y" where Y is a quantity or a plural noun."""
+    out: set[int] = set()
+    for i in range(1, len(words) - 2):
+        y = words[i + 2]
+        if words[i] == "if" and words[i + 1] == "not" and (
+                y in _GRADED or y.isdigit() or (y.endswith("s") and not y.endswith("ss") and y[:1].isalpha())):
+            out.update((i, i + 1))
+    return out
+
+
 def _negations(words: Sequence[str]) -> list[str]:
     found = []
+    graded = _graded_if_not(words)
     for i, w in enumerate(words):
-        if any(_phrase_at(words, i, p) for p in NOT_NEGATION):
+        if i in graded or any(_phrase_at(words, i, p) for p in NOT_NEGATION):
             continue
         if w in NEGATIONS:
             if w == "no" and i + 1 < len(words) and words[i + 1] in ("doubt", "sooner"):
@@ -200,7 +217,8 @@ def _negations(words: Sequence[str]) -> list[str]:
 
 
 def _hedges(words: Sequence[str]) -> list[str]:
-    found = [w for i, w in enumerate(words) if (w in MODALS or w in HEDGES)
+    graded = _graded_if_not(words)
+    found = [w for i, w in enumerate(words) if (w in MODALS or w in HEDGES) and i not in graded
              and not (w == "would" and i + 1 < len(words) and words[i + 1] in _WOULD_NARRATIVE)
              # "could no longer support": what did happen, not a possibility
              and not (w == "could" and tuple(words[i + 1:i + 3]) == ("no", "longer"))]
@@ -409,8 +427,9 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
                 if t[0] in _CLAUSE or len(tail_eff) >= 12:
                     break
                 tail_eff.append(t[0])
-    if not neg and any(w in ("not", "n't", "never") for w in tail_eff):
-        neg = [w for w in tail_eff if w in ("not", "n't", "never")]
+    tail_graded = _graded_if_not(tail_eff)
+    if not neg and any(w in ("not", "n't", "never") and i not in tail_graded for i, w in enumerate(tail_eff)):
+        neg = [w for i, w in enumerate(tail_eff) if w in ("not", "n't", "never") and i not in tail_graded]
     if neg:
         a.negated = True
         a.evidence.append("negation: " + ", ".join(dict.fromkeys(neg)))

@@ -53,6 +53,10 @@ REVERSED = [
 ]
 
 ASSERTED = [
+    # "hundreds if not thousands": an estimate that grows, neither a negation nor a condition (held-out dev)
+    ("The conflict resulted in the deaths of hundreds if not thousands of people and the displacement of "
+     "hundreds of thousands.", "conflict", "deaths"),
+    ("The flood damaged many if not most of the houses in the valley.", "The flood", "the houses"),
     ("As usual in wars of this era, disease caused more deaths than combat.", "disease", "more deaths"),
     ("Three buildings in the World Trade Center collapsed due to fire-induced structural failure.",
      "fire-induced structural failure", "Three buildings in the World Trade Center collapsed"),
@@ -92,6 +96,11 @@ def test_reversed_pairs_are_flagged(sentence, cause, effect):
     a = run(sentence, cause, effect)
     assert a.reversed, a.evidence
     assert any(e.startswith("reversed:") for e in a.evidence)
+
+
+def test_if_not_before_a_verb_stays_a_condition():
+    a = run("The fire, if not stopped, would have caused the collapse of the bridge.", "The fire", "the collapse")
+    assert a.hedged and a.negated, a.evidence
 
 
 @pytest.mark.parametrize("sentence,cause,effect", ASSERTED)
