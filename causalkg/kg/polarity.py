@@ -21,7 +21,9 @@ cut at clause punctuation (, ; : and the dashes) so that a negation in another c
 count. Cues:
 
 - negation: not, n't, never, no, none, nobody, nothing, neither, nor, without, "no one",
-  "failed to", "rather than", "instead of", "prevented", "averted"; "not only" is not a negation.
+  "failed to", "rather than", "instead of", "prevented", "averted"; "not only" is not a negation,
+  nor is (nor a hedge) the "if not" of a growing estimate ("hundreds if not thousands", "many if
+  not most").
   A "little/few ... so that ... not" construction is found by the same "not".
 - hedge: the modals could, might, may, would, should, will ("deaths that will eventually
   result from the accident" is a forecast); verbs and adverbs of expectation or
@@ -188,6 +190,7 @@ def _phrase_at(words: Sequence[str], i: int, phrase: Sequence[str]) -> bool:
 # "hundreds if not thousands", "many if not most": an estimate that grows, neither a condition
 # nor a negation; "if not stopped", "if not for" stay both
 _GRADED = {"most", "all", "more", "many", "much", "longer", "worse", "higher", "larger"}
+_NOT_PLURAL = {"this", "thus", "unless", "always", "perhaps", "besides", "whereas"}
 
 
 def _graded_if_not(words: Sequence[str]) -> set[int]:
@@ -196,7 +199,8 @@ def _graded_if_not(words: Sequence[str]) -> set[int]:
     for i in range(1, len(words) - 2):
         y = words[i + 2]
         if words[i] == "if" and words[i + 1] == "not" and (
-                y in _GRADED or y.isdigit() or (y.endswith("s") and not y.endswith("ss") and y[:1].isalpha())):
+                y in _GRADED or y.isdigit() or (len(y) > 3 and y.endswith("s") and not y.endswith("ss")
+                                                and y.isalpha() and y not in _NOT_PLURAL)):
             out.update((i, i + 1))
     return out
 

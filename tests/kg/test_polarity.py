@@ -101,6 +101,8 @@ def test_reversed_pairs_are_flagged(sentence, cause, effect):
 def test_if_not_before_a_verb_stays_a_condition():
     a = run("The fire, if not stopped, would have caused the collapse of the bridge.", "The fire", "the collapse")
     assert a.hedged and a.negated, a.evidence
+    a = run("The treaty, if not this war, would have caused the famine.", "The treaty", "the famine")
+    assert a.hedged and a.negated, a.evidence
 
 
 @pytest.mark.parametrize("sentence,cause,effect", ASSERTED)
