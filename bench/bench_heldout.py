@@ -35,6 +35,8 @@ import re
 import sys
 from pathlib import Path
 
+from causalkg.core.jsonl import atomic_write
+
 REPO = Path(__file__).resolve().parents[1]
 HELDOUT = REPO / "snapshots" / "heldout"
 JUDGED = REPO / "tests" / "fixtures" / "judged"
@@ -61,9 +63,8 @@ def build(split: str, work: Path, lines: list[str] | None = None, cfg=None, extr
     work.mkdir(parents=True, exist_ok=True)
     if lines is not None:
         src = work / "input.jsonl"
-        tmp = src.with_suffix(".tmp")
-        tmp.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
-        tmp.replace(src)
+        with atomic_write(src, allow_empty=True) as fh:
+            fh.write("".join(ln + "\n" for ln in lines))
     if extractions is None:
         extractions = work / "extractions.jsonl"
         ck.extract(input=src, out=extractions, cfg=cfg)
@@ -83,10 +84,8 @@ def figures(name: str, pairs: Path, judgements_path: Path, n_articles: int | Non
     edges = list(read_jsonl(pairs, KGEdge))
     r = report(edges, load(judgements_path))
     if todo is not None:
-        todo.parent.mkdir(parents=True, exist_ok=True)
-        tmp = todo.with_suffix(".tmp")
-        tmp.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in todo_records(r.unjudged)), encoding="utf-8")
-        tmp.replace(todo)
+        with atomic_write(todo, allow_empty=True) as fh:
+            fh.write("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in todo_records(r.unjudged)))
     per100 = round(100 * r.supported / n_articles, 1) if n_articles else None
     return {"set": name, "articles": n_articles, "edges": r.edges, "judged": r.judged_edges,
             "supported %": round(100 * r.supported_share, 1) if r.judged_edges else None,
@@ -102,7 +101,7 @@ def run(splits=SPLITS, limit: int | None = None, domain: str | None = None, data
     snapshot vocabulary with the held-out articles' own concepts added (``own_vocabulary``), into
     ``data/heldout/<split>-own/``, from the extractions of the plain build when it has them."""
     data = data or REPO / "data"
-    if own_concepts:
+    if own_concepts and not skip_build:
         cfg = own_vocabulary(data, cfg)
     rows = []
     for split in splits:
@@ -160,9 +159,8 @@ def own_vocabulary(data: Path, cfg=None):
                          if (src / f).is_file())]:
         out = root / "wikidata" / name
         if not out.is_file() or out.read_text(encoding="utf-8") != text:
-            tmp = out.with_suffix(".tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(out)
+            with atomic_write(out) as fh:
+                fh.write(text)
     own = cfg.with_overrides({"paths.data": str(root), "paths.models": str(cfg.path("paths.models")),
                               "paths.cache": str(cfg.path("paths.cache"))})
     build_index(cfg=own)
