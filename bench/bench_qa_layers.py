@@ -10,7 +10,8 @@ the other settings the defaults: seeded; bfloat16 autocast where the CPU has it)
 ``BENCH_QA_DISTIL=1`` each depth also gets a model distilled from the baseline: its first K
 layers and span head fine-tuned (``--base-model`` = ``extract.qa.model``) on the gold spans and the
 baseline's span distributions (``extract.qa.train.teacher`` = ``extract.qa.model``), in
-``<paths.cache>/qa-layers/L<K>-distilled``. Tables
+``<paths.cache>/qa-layers/L<K>-distilled``; ``BENCH_QA_PLAIN=0`` leaves out the truncated
+models trained on the gold spans alone (only the distilled ones beside the baseline). Tables
 (``BENCH_QA_LAYERS_PARTS``, default ``validation,quality,split``):
 
 1. ``validation``: the SQuAD 2.0 scores each trainer recorded on its validation questions at its
@@ -45,13 +46,14 @@ def variants(cfg) -> list[dict]:
 
     out = [{"name": "6 layers (shipped; baseline)", "folder": cfg.path("extract.qa.model")}]
     for k in [int(x) for x in os.environ.get("BENCH_QA_LAYERS", "3").split(",") if x.strip()]:
-        folder = cfg.path("paths.cache") / "qa-layers" / f"L{k}"
-        over = load_config(search_cwd=False, overrides={"extract.qa.train.encoder_layers": k})
-        with timed() as t:
-            res = train_qa(over, output=folder, if_missing=True)
-        if not res.skipped:
-            print(f"(trained the {k}-layer QA model in {t.seconds:.0f} s, {time.process_time():.0f} CPU s so far)\n")
-        out.append({"name": f"{k} layers", "folder": folder})
+        if os.environ.get("BENCH_QA_PLAIN", "1") != "0":
+            folder = cfg.path("paths.cache") / "qa-layers" / f"L{k}"
+            over = load_config(search_cwd=False, overrides={"extract.qa.train.encoder_layers": k})
+            with timed() as t:
+                res = train_qa(over, output=folder, if_missing=True)
+            if not res.skipped:
+                print(f"(trained the {k}-layer QA model in {t.seconds:.0f} s, {time.process_time():.0f} CPU s so far)\n")
+            out.append({"name": f"{k} layers", "folder": folder})
         if os.environ.get("BENCH_QA_DISTIL", "0") == "1":
             folder = cfg.path("paths.cache") / "qa-layers" / f"L{k}-distilled"
             over = load_config(search_cwd=False, overrides={"extract.qa.train.encoder_layers": k,

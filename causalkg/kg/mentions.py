@@ -293,8 +293,17 @@ def link_shard(
         contexts = ctx + ctx
     results = linker.link(phrases, k=k, contexts=contexts)
     if sense is not None:
+        from causalkg.linking.sense import written_group
+
         sentences = [x.sentence.text for x in extractions] * 2
-        checked = sense.filter(phrases, results, sentences)
+        # span offsets are the document's; the sentence's own start puts them in its text
+        written = ([written_group(x.sentence.text, x.cause.start - x.sentence.start, x.cause.end - x.sentence.start,
+                                  text=x.cause.text)
+                    for x in extractions]
+                   + [written_group(x.sentence.text, x.effect.start - x.sentence.start, x.effect.end - x.sentence.start,
+                                    text=x.effect.text)
+                      for x in extractions])
+        checked = sense.filter(phrases, results, sentences, written)
         counts.senses_rejected += sum(len(a) - len(b) for a, b in zip(results, checked))
         results = page_event_links(phrases, checked, [x.doc_id for x in extractions] * 2, docs, linker, sense, counts)
     n = len(extractions)

@@ -32,6 +32,14 @@ on the hand-judged mentions of the snapshot KG (``tests/fixtures/judged/``):
    ``linking.sense_context`` (default 0.35). "event" -> *historical event* in "the event was
    televised" fails; "channels" -> *channel* fails.
 
+4. **Another kind of the same thing.** A concept whose label qualifies the head with a word
+   of its own ("property damage") does not mean a phrase that qualifies it with another
+   ("liver damage"), even when the concept was found by its bare head ("damage" is an alias
+   of *property damage*). The phrase is read as written in its sentence: a span the extractor
+   cut from its noun group ("the liver [damage] caused by the virus") is compared with the
+   whole group (``written_group``). Modifiers in ``GENERIC_MODIFIERS`` ("massive", "economic")
+   and capitalised ones (a name: "the Krakatoa eruption") are not another kind.
+
 The check never adds a candidate; it returns each phrase's candidates in order up to the first
 rejected one (an empty list: NIL): when the best answer does not mean the phrase, a lower one
 that merely shares its words is no better (on the alias hold-out of ``bench linking``, falling
@@ -180,6 +188,39 @@ def _original_modifiers(phrase: str, p: Parsed) -> list[str]:
     return [w for i, w in enumerate(raw) if i > 0 and w.lower() in low]
 
 
+# Words that may stand just before a noun group's first word without belonging to it.
+_LEFT_STOP = STOP | BOUNDARY | {"this", "these", "those", "that", "some", "any", "no", "each", "every", "all",
+                                "both", "such", "our", "your", "my", "whose", "which", "what"}
+# Endings of the words before a span that are not a noun modifier: verbs ("causes", "caused",
+# "causing") and adjectives or adverbs ("moderate", "national", "severely"), which say how much
+# or what like, not which kind.
+_NOT_NOUN_ENDINGS = ("s", "ed", "ing", "ly", "ate", "al", "ive", "ous", "ful", "ic", "ant", "ent", "ible", "able",
+                     "less", "ish", "ary", "ory")
+_LEFT_WORD = re.compile(r"([A-Za-z][A-Za-z-]*)\s+$")
+
+
+def written_group(sentence: str, start: int, end: int, *, text: str | None = None, max_words: int = 2) -> str:
+    """The span ``sentence[start:end]`` with the lower-case words written just before it that
+    belong to its noun group (at most ``max_words``): "the liver damage caused by the virus"
+    with the span "damage" gives "liver damage". The span itself when nothing qualifies it; ""
+    when the offsets do not fit the sentence (or do not hold ``text``, when given)."""
+    if not (0 <= start < end <= len(sentence)) or (text is not None and sentence[start:end] != text):
+        return ""
+    span = sentence[start:end]
+    left = sentence[:start]
+    added: list[str] = []
+    while len(added) < max_words:
+        m = _LEFT_WORD.search(left)
+        if m is None:
+            break
+        w = m.group(1)
+        if not w.islower() or w in _LEFT_STOP or w in GENERIC_MODIFIERS or w.endswith(_NOT_NOUN_ENDINGS):
+            break
+        added.insert(0, w)
+        left = left[: m.start()]
+    return " ".join([*added, span]) if added else span
+
+
 def core(phrase: str) -> str:
     """The first noun group of a phrase as text (modifiers and head): "Inadvertent explosion of
     core during emergency shutdown" -> "inadvertent explosion"; the phrase itself when it has none."""
@@ -207,8 +248,10 @@ class SenseCheck:
 
     # --- one decision ------------------------------------------------------------------------
 
-    def explain(self, phrase: str, cand: Any, sentence: str | None = None, *, context_score: float | None = None) -> str | None:
-        """Why ``cand`` (a Candidate) does not mean ``phrase``: a reason, or None when it does."""
+    def explain(self, phrase: str, cand: Any, sentence: str | None = None, *, context_score: float | None = None,
+                written: str | None = None) -> str | None:
+        """Why ``cand`` (a Candidate) does not mean ``phrase``: a reason, or None when it does.
+        ``written``: the phrase's noun group as its sentence writes it (``written_group``), for rule 4."""
         p = parse(phrase)
         if p.head is None:
             return "no head word"
@@ -217,6 +260,9 @@ class SenseCheck:
         label_words = [w for w in words(c.get("label") or cand.label or "") if w not in STOP]
         surface_stems = {f for w in surface_words for f in forms(w)}
         label_stems = {f for w in label_words for f in forms(w)}
+        other = self._other_kind(written or phrase, label_words, label_stems | surface_stems)
+        if other is not None:
+            return other
         sim = float((cand.model_extra or {}).get("similarity", cand.score))
         exact = cand.match == "exact"
         if not exact:
@@ -247,6 +293,26 @@ class SenseCheck:
                     f" (context {score:.2f} < {self.context})" if score is not None else "")
         return None
 
+    @staticmethod
+    def _other_kind(phrase: str, label_words: list[str], known: set[str]) -> str | None:
+        """Rule 4: the label and the phrase qualify the same head with different kind words.
+        ``known``: the stems of the label and of the surface form the candidate was found by (an
+        alias that holds the phrase's modifier, "criminal damage" of *property damage*, is its name)."""
+        p = parse(phrase)
+        if p.head is None or not p.modifiers or not _match(p.head_word, known):
+            return None
+        named = {m.lower() for m in _original_modifiers(phrase, p) if m[:1].isupper()}
+        if phrase[:1].isupper() and p.modifiers and phrase.split()[0].lower() == p.modifiers[0]:
+            named.add(p.modifiers[0])  # a sentence-initial word may be a name too: not compared
+        own = [m for m in p.modifiers if m not in GENERIC_MODIFIERS and m not in named
+               and not _match(m, known) and not m.isdigit()]
+        head_forms = forms(p.head_word)
+        theirs = [w for w in label_words if w not in GENERIC_MODIFIERS and not (forms(w) & head_forms)
+                  and not _match(w, set(p.all_stems))]
+        if own and theirs:
+            return f"'{phrase}' is another kind of {p.head_word} than {' '.join(label_words)!r}"
+        return None
+
     def context_scores(self, sentences: Sequence[str], qids: Sequence[str]) -> list[float]:
         """Cosine of each sentence with its concept's "label: description"."""
         import numpy as np
@@ -262,9 +328,12 @@ class SenseCheck:
     # --- a batch -----------------------------------------------------------------------------
 
     def filter(self, phrases: Sequence[str], results: Sequence[Sequence[Any]],
-               sentences: Sequence[str | None] | None = None) -> list[list[Any]]:
-        """Each phrase's candidates minus those that fail the check (order kept)."""
+               sentences: Sequence[str | None] | None = None,
+               written: Sequence[str | None] | None = None) -> list[list[Any]]:
+        """Each phrase's candidates minus those that fail the check (order kept). ``written``:
+        each phrase's noun group as its sentence writes it (``written_group``), when known."""
         sentences = list(sentences) if sentences is not None else [None] * len(phrases)
+        written = list(written) if written is not None else [None] * len(phrases)
         # context scores are needed only for generic single words: compute them in one batch
         need: list[tuple[int, int]] = []
         for i, (ph, cands) in enumerate(zip(phrases, results)):
@@ -281,7 +350,7 @@ class SenseCheck:
             # phrase, a lower one that merely shares its words is no better (NIL instead)
             kept = []
             for j, c in enumerate(cands):
-                if self.explain(ph, c, sentences[i], context_score=ctx.get((i, j))) is not None:
+                if self.explain(ph, c, sentences[i], context_score=ctx.get((i, j)), written=written[i]) is not None:
                     break
                 kept.append(c)
             out.append(kept)

@@ -94,3 +94,52 @@ def test_parse_finds_the_head_of_the_first_noun_group():
     assert p.head_word == "one"
     assert stem("flooding") == stem("floods") == "flood" and stem("casualties") == "casualty"
     assert stem("behaviour") == stem("behavior")
+
+
+# Another kind of the same head (rule 4). Sentences from Wikipedia (CC BY-SA 4.0): "Hepatitis B"
+# (Simple English Wikipedia), "Exxon Valdez oil spill", "2004 Indian Ocean earthquake and tsunami".
+LIVER = "If people have those signs, treatment for hepatitis B can prevent the liver damage caused by the virus."
+
+
+def test_written_group_takes_back_the_modifiers_a_span_was_cut_from():
+    from causalkg.linking.sense import written_group
+
+    i = LIVER.index("damage")
+    assert written_group(LIVER, i, i + 6) == "liver damage"
+    s = "The Exxon Valdez oil spill was a shipping accident."
+    i = s.index("spill")
+    assert written_group(s, i, i + 5) == "oil spill"  # a name stops it: "Valdez"
+    for s, span in [("A tsunami that causes damage far away from its source.", "damage"),  # a verb
+                    ("In Myanmar, the tsunami caused only moderate damage.", "damage"),  # an adjective
+                    ("The earthquake caused massive damage.", "damage")]:  # a generic modifier
+        i = s.index(span)
+        assert written_group(s, i, i + len(span)) == span
+    assert written_group(LIVER, 3, 9, text="damage") == ""  # offsets that do not hold the span
+
+
+def test_a_concept_of_another_kind_of_the_head_is_rejected(checked, make_cfg, tmp_path):
+    from causalkg.linking.linker import Linker
+
+    lk = Linker.from_concepts(_vocab(), make_cfg(tmp_path))
+    sense = SenseCheck.from_config(make_cfg(tmp_path), lk)
+    cands = lk.link(["damage"], k=3)
+    assert cands[0] and cands[0][0].label == "property damage"  # by its alias "damage"
+    # as the sentence writes it, "liver damage": not property damage, NIL
+    assert sense.filter(["damage"], cands, [LIVER], ["liver damage"]) == [[]]
+    assert "another kind" in sense.explain("damage", cands[0][0], LIVER, written="liver damage")
+    # the same span where nothing qualifies it keeps its link, as does a generic modifier
+    assert sense.filter(["damage"], cands, [LIVER], ["damage"])[0][0].label == "property damage"
+    assert checked("extensive damage", "x")[0] == "property damage"
+    assert "property damage" not in checked("liver damage", LIVER)
+
+
+def test_an_alias_that_holds_the_modifier_is_the_concept_s_name():
+    from types import SimpleNamespace
+
+    sense = SenseCheck({"Q1": {"label": "property damage", "kind": "class"}})
+    by_alias = SimpleNamespace(qid="Q1", label="property damage", surface="criminal damage", match="exact",
+                               kind="class", score=1.0, model_extra={})
+    assert sense.explain("criminal damage", by_alias) is None
+    by_head = SimpleNamespace(**{**vars(by_alias), "surface": "damage"})
+    assert "another kind" in sense.explain("damage", by_head, written="liver damage")
+    assert sense.explain("damage", by_head, written="damage") is None
