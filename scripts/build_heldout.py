@@ -11,17 +11,28 @@
    salted title hash are taken, grouped into kinds by their title (``KINDS``): ids from
    2000000061 on, in kind then title order.
 
+3. FreshWiki (Shao et al., NAACL 2024): full English Wikipedia articles among the most edited
+   of February 2022 - September 2023, kept as text in ``FreshWiki/txt/`` of
+   https://github.com/stanford-oval/storm at FRESHWIKI_COMMIT. The event articles of its list,
+   chosen by title alone (``FRESHWIKI_TITLES``: natural hazards, attacks, accidents, elections,
+   political crises): ids after HESE's, in kind then title order. No QIDs (none of the titles is in
+   ``HISTORIC_EVENTS_JSON``).
+
 Each article becomes a corpus record (``CorpusDocument``); within each domain or kind the titles
 are sorted by a salted SHA-256 and dealt alternately to ``dev`` and ``test``, fixed before anyone
-reads the text.
+reads the text (one FreshWiki article read before its split was fixed goes to dev:
+``FRESHWIKI_READ_BEFORE``). The records of each source follow those of the sources before it, so
+adding a source leaves the earlier records and their splits as they were.
 
-Usage: python scripts/build_heldout.py GIT_DIR HESE_GIT_DIR [HISTORIC_EVENTS_JSON]
+Usage: python scripts/build_heldout.py GIT_DIR HESE_GIT_DIR [HISTORIC_EVENTS_JSON [STORM_GIT_DIR]]
   GIT_DIR: a clone (or bare git directory) of karshyap/Event_Detection at COMMIT below.
   HESE_GIT_DIR: a clone (or bare git directory) of DinisSousa2003/Historical-Events-Search-Engine
   holding HESE_COMMIT.
   HISTORIC_EVENTS_JSON: optional Wikidata event QID <-> enwiki title map (historicEvents.json)
   used to fill the SW100 records' ``document_concept`` where the title matches; other SW100
   documents stay unresolved (the HESE records carry their own QIDs).
+  STORM_GIT_DIR: optional clone (or bare git directory) of stanford-oval/storm holding
+  FRESHWIKI_COMMIT; without it the FreshWiki records are left out.
 """
 
 from __future__ import annotations
@@ -59,6 +70,35 @@ KINDS = (
     ("war", r"\bwars?\b"),
     ("conflict", r""),
 )
+
+# FreshWiki: FreshWiki/txt/<title with underscores>.txt of stanford-oval/storm at this commit
+# (the text is CC BY-SA 4.0, FreshWiki/LICENSE).
+FRESHWIKI_COMMIT = "599d8e416ba2496333a62af1a4d979edaf1e0f91"
+# The event articles of FreshWiki's 100, chosen by their titles before any text was read.
+FRESHWIKI_TITLES = (
+    "2022 Luzon earthquake", "2022 Pakistan floods", "2022 West Java earthquake", "2023 Emilia-Romagna floods",
+    "Cyclone Batsirai", "Cyclone Mocha", "Hurricane Hilary", "Hurricane Idalia", "Storm Eunice", "Typhoon Hinnamnor",
+    "2022 Crimean Bridge explosion", "2022 Istanbul bombing", "2022 New York City Subway attack",
+    "2023 Monterey Park shooting", "Banjska attack", "Killing of Amir Locke",
+    "2023 Odisha train collision", "2023 Wagner Group plane crash", "China Eastern Airlines Flight 5735",
+    "SpaceX Starship Integrated Flight Test",
+    "2022 Hungarian parliamentary election", "2022 United States Senate election in Pennsylvania",
+    "July 2022 United Kingdom government crisis", "October 2022 United Kingdom government crisis",
+    "Joe Biden classified documents incident",
+)
+# Read (its opening sections) while the source was looked at, before the split was fixed: dev.
+FRESHWIKI_READ_BEFORE = ("2022 Luzon earthquake",)
+# Kind of a FreshWiki article from its title: the first pattern that matches (case-insensitive).
+FRESHWIKI_KINDS = (
+    ("election", r"election"),
+    ("crisis", r"crisis|incident"),
+    ("accident", r"collision|crash|flight"),
+    ("attack", r"attack|bombing|shooting|killing|explosion"),
+    ("hazard", r"earthquake|flood|cyclone|hurricane|storm|typhoon"),  # not "disaster": an SW100 domain
+)
+# Headings after which a FreshWiki article holds no prose of its own.
+FRESHWIKI_END = {"references", "see also", "external links", "notes", "further reading", "bibliography"}
+_CITATION = re.compile(r"\s*\[\d+\]")
 
 # File names in SW100 that are not the article's title (typos, abbreviations).
 TITLE_FIXES = {
@@ -101,6 +141,61 @@ def hese_records(git_dir: str, exclude: set[str]) -> list[dict]:
         items.append({"index": i, "title": title, "rec": rec})
     items.sort(key=lambda it: hashlib.sha256(f"{PICK_SALT}:{it['title']}".encode()).hexdigest())
     return items[:HESE_COUNT]
+
+
+def freshwiki_text(raw: str, title: str) -> tuple[str, str]:
+    """(text, first section) of a FreshWiki file: its first line is the title, "#" lines are
+    headings (kept as their own paragraphs, as the corpus keeps them), citation markers ("[8]")
+    go, and the text ends at the first of ``FRESHWIKI_END``'s headings."""
+    lines = raw.split("\n")
+    if not lines or lines[0].strip().replace("_", " ") != title:
+        raise SystemExit(f"error: FreshWiki file of {title!r} starts with {lines[0][:80]!r}, not its title")
+    paras, lead, in_lead = [], [], True
+    for line in lines[1:]:
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+            if heading.casefold() in FRESHWIKI_END:
+                break
+            in_lead = False
+            paras.append(heading)
+            continue
+        text = " ".join(_CITATION.sub("", line).split())
+        if text:
+            paras.append(text)
+            if in_lead:
+                lead.append(text)
+    return "\n\n".join(paras), "\n\n".join(lead)
+
+
+def freshwiki_records(git_dir: str, first_id: int) -> tuple[list[tuple], dict[str, list[dict]]]:
+    """The FreshWiki event articles as (split.tsv rows, records per split), ids from ``first_id``."""
+    by_kind: dict[str, list[str]] = {}
+    for title in FRESHWIKI_TITLES:
+        kind = next(k for k, pat in FRESHWIKI_KINDS if re.search(pat, title, re.IGNORECASE))
+        by_kind.setdefault(kind, []).append(title)
+    rows, docs, next_id = [], {"dev": [], "test": []}, first_id
+    for kind in sorted(by_kind):
+        dealt = [t for t in by_kind[kind] if t not in FRESHWIKI_READ_BEFORE]
+        for title in sorted(by_kind[kind]):
+            path = f"FreshWiki/txt/{title.replace(' ', '_')}.txt"
+            text, lead = freshwiki_text(git(git_dir, "show", f"{FRESHWIKI_COMMIT}:{path}"), title)
+            split = "dev" if title in FRESHWIKI_READ_BEFORE else split_of(title, dealt)
+            docs[split].append({
+                "schema_version": "1",
+                "id": next_id,
+                "title": title,
+                "url": "https://en.wikipedia.org/wiki/" + urllib.parse.quote(title.replace(" ", "_")),
+                "document_concept": {"id": None, "label": title, "labels": [], "resolved": False},
+                "text": text,
+                "first_section": lead,
+                "categories": [],
+            })
+            rows.append((next_id, split, kind, title, "", path))
+            next_id += 1
+    return rows, docs
 
 
 def git(git_dir: str, *args: str) -> str:
@@ -169,6 +264,11 @@ def main(argv: list[str]) -> int:
             docs[split].append(doc)
             rows.append((next_id, split, kind, title, qid, f"HESE/data.json[{it['index']}]"))
             next_id += 1
+    if len(argv) > 4:
+        fw_rows, fw_docs = freshwiki_records(argv[4], next_id)
+        rows += fw_rows
+        for split, items in fw_docs.items():
+            docs[split] += items
     OUT.mkdir(parents=True, exist_ok=True)
     for split, items in docs.items():
         with open(OUT / f"{split}.jsonl", "w", encoding="utf-8") as f:

@@ -135,6 +135,8 @@ PART_OF = {"involved", "involves", "involving", "included", "includes", "includi
            "consisted", "consists"}
 # text that points elsewhere ("For more information on those deaths, see ...")
 NAVIGATION = re.compile(r"^\s*(for (more|further) (information|details)|see also\b|main article\b)", re.I)
+# Words opening a concessive clause: what follows them happened all the same, not because of it.
+CONCESSIVE = {"despite", "although", "though", "notwithstanding"}
 EFFECT_OPENERS = {"resulting", "ensuing", "subsequent", "consequent", "consequential", "following"}
 # words right before a span that mark it as the cause ("in the aftermath of the accident", "due to
 # the fire"); determiners and possessives may stand between the marker and the span
@@ -324,6 +326,16 @@ def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: S
     # "thus", "therefore" tie the clause to the sentence before, not one span to the other
     if back or any(w not in ("thus", "therefore", "hence") for w in fwd):
         return None
+    # "Despite the earthquake having an inland epicentre, a tsunami was observed": the first span
+    # is conceded and the clause after the comma happened all the same; "the level was rising
+    # despite the loss of coolant": the second is. No cue says one caused the other. (Both spans
+    # inside the conceded clause, "although damaged in the crash", are not cut apart.)
+    def concessive(ws: Sequence[str]) -> list[str]:
+        return [w for w in ws if w in CONCESSIVE] or (
+            ["in spite of"] if any(_phrase_at(ws, i, ("in", "spite", "of")) for i in range(len(ws))) else [])
+    conceded = (concessive(before_first) if "," in between else []) or concessive(between)
+    if conceded:
+        return f"'{conceded[0]}': one span is conceded, not a cause"
     change = [i for i, w in enumerate(between) if w in CHANGE]
     if any(w in ("became", "become", "becoming") for w in between) or (
             change and any(w in CHANGE_INTO for w in between[change[0] + 1:])):

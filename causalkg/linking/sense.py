@@ -307,6 +307,10 @@ class SenseCheck:
         own = [m for m in p.modifiers if m not in GENERIC_MODIFIERS and m not in named
                and not _match(m, known) and not m.isdigit()]
         head_forms = forms(p.head_word)
+        # only a label that holds the head itself qualifies it ("property damage"); a label of
+        # other words is a name for the head ("disease" for "acute radiation sickness")
+        if not any(forms(w) & head_forms or _match(w, {p.head}) for w in label_words):
+            return None
         theirs = [w for w in label_words if w not in GENERIC_MODIFIERS and not (forms(w) & head_forms)
                   and not _match(w, set(p.all_stems))]
         if own and theirs:

@@ -295,6 +295,9 @@ DEV_NOT_CAUSAL = [
      "Dutch provinces and the Spanish.", "Dutch Revolt", "conflict", "temporal"),
     ("The invasion of Dagestan served as the main casus belli alongside the series of apartment bombings in "
      "September 1999 for the Second Chechen War.", "Second Chechen War", "invasion of Dagestan", "reversed"),
+    # a concession (FreshWiki, 2022 Luzon earthquake): the tsunami was seen despite the epicentre
+    ("Despite the earthquake having an inland epicentre, a tsunami of around 0.08 m (0.26 ft) was observed in "
+     "Currimao, Ilocos Norte.", "earthquake", "tsunami", "unstated"),
     # a type statement across an aside in brackets; a noun phrase with an adjective in -ed
     ("The War of the Mantuan Succession (1628\u20131631) was a conflict related to the Thirty Years' War and was "
      "caused by the death in December 1627 of Vincenzo II.", "War of the Mantuan Succession", "conflict", "unstated"),
@@ -339,3 +342,28 @@ def test_a_change_from_one_to_the_other_is_not_a_cause():
 def test_stated_causes_stay(sentence, cause, effect):
     a = run(sentence, cause, effect)
     assert not a.flags(), a.evidence
+
+
+def test_a_concession_drops_only_the_conceded_span_without_a_cue():
+    # a cue between the spans still states the relation inside the concession
+    s = "Although the earthquake caused a tsunami, no damage was reported on the coast."
+    assert not run(s, "the earthquake", "a tsunami").unstated
+    # the concession is its own clause: a pair after it is read as usual
+    s = "Despite the warnings, the earthquake caused more than 500 deaths."
+    assert not run(s, "the earthquake", "more than 500 deaths").dropped_by(DEFAULT_DROP)
+    s = "In spite of the storm having weakened, heavy rain was recorded across the island."
+    assert "conceded" in run(s, "the storm", "heavy rain").evidence[0]
+
+
+def test_both_spans_inside_a_concession_keep_their_relation():
+    # the conceded clause can state a cause of its own: nothing after a comma is compared
+    s = "Although damaged in the crash, the recording medium was able to be read."
+    assert not run(s, "crash", "damaged").unstated
+    s = "The engines were found largely intact despite extensive damage from the impact."
+    assert not run(s, "impact", "damage").unstated
+
+
+def test_a_span_conceded_after_the_other_is_not_its_effect():
+    s = "The water level inside the pressurizer was rising despite the loss of coolant."
+    a = run(s, "the loss of coolant", "The water level")
+    assert a.unstated and "despite" in a.evidence[0]

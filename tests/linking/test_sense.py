@@ -143,3 +143,16 @@ def test_an_alias_that_holds_the_modifier_is_the_concept_s_name():
     by_head = SimpleNamespace(**{**vars(by_alias), "surface": "damage"})
     assert "another kind" in sense.explain("damage", by_head, written="liver damage")
     assert sense.explain("damage", by_head, written="damage") is None
+
+
+def test_a_label_without_the_head_is_a_name_for_it_not_another_kind():
+    # "acute radiation sickness" found by the alias "sickness" of disease: the label does not
+    # qualify "sickness" with a kind word of its own, so nothing contradicts the modifiers
+    from types import SimpleNamespace
+
+    sense = SenseCheck({"Q1": {"label": "disease", "kind": "class"}, "Q2": {"label": "property damage", "kind": "class"}})
+    sickness = SimpleNamespace(qid="Q1", label="disease", surface="sickness", match="exact", kind="class",
+                               score=1.0, model_extra={})
+    assert sense.explain("sickness", sickness, written="acute radiation sickness") is None
+    damage = SimpleNamespace(**{**vars(sickness), "qid": "Q2", "label": "property damage", "surface": "damage"})
+    assert "another kind" in sense.explain("damage", damage, written="radiation damage")
