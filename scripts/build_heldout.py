@@ -18,13 +18,19 @@
    political crises): ids after HESE's, in kind then title order. No QIDs (none of the titles is in
    ``HISTORIC_EVENTS_JSON``).
 
+4. LLM-Attributor (Lee et al., 2024): whole English Wikipedia articles on events of 2023-2024,
+   kept in ``data/disaster.json`` and ``data/wiki/wiki_created_after_jul_2023.json`` of
+   https://github.com/poloclub/LLM-Attributor at LLMA_COMMIT: the 12 that are neither news
+   items nor already held (``LLMA_TITLES``, chosen by title alone; Hurricane Hilary is a FreshWiki
+   article), in two kinds (``LLMA_KINDS``): ids after FreshWiki's. No QIDs.
+
 Each article becomes a corpus record (``CorpusDocument``); within each domain or kind the titles
 are sorted by a salted SHA-256 and dealt alternately to ``dev`` and ``test``, fixed before anyone
 reads the text (one FreshWiki article read before its split was fixed goes to dev:
 ``FRESHWIKI_READ_BEFORE``). The records of each source follow those of the sources before it, so
 adding a source leaves the earlier records and their splits as they were.
 
-Usage: python scripts/build_heldout.py GIT_DIR HESE_GIT_DIR [HISTORIC_EVENTS_JSON [STORM_GIT_DIR]]
+Usage: python scripts/build_heldout.py GIT_DIR HESE_GIT_DIR [HISTORIC_EVENTS_JSON [STORM_GIT_DIR [LLMA_GIT_DIR]]]
   GIT_DIR: a clone (or bare git directory) of karshyap/Event_Detection at COMMIT below.
   HESE_GIT_DIR: a clone (or bare git directory) of DinisSousa2003/Historical-Events-Search-Engine
   holding HESE_COMMIT.
@@ -33,6 +39,8 @@ Usage: python scripts/build_heldout.py GIT_DIR HESE_GIT_DIR [HISTORIC_EVENTS_JSO
   documents stay unresolved (the HESE records carry their own QIDs).
   STORM_GIT_DIR: optional clone (or bare git directory) of stanford-oval/storm holding
   FRESHWIKI_COMMIT; without it the FreshWiki records are left out.
+  LLMA_GIT_DIR: optional clone (or bare git directory) of poloclub/LLM-Attributor holding
+  LLMA_COMMIT (needs STORM_GIT_DIR); without it the LLM-Attributor records are left out.
 """
 
 from __future__ import annotations
@@ -99,6 +107,17 @@ FRESHWIKI_KINDS = (
 # Headings after which a FreshWiki article holds no prose of its own.
 FRESHWIKI_END = {"references", "see also", "external links", "notes", "further reading", "bibliography"}
 _CITATION = re.compile(r"\s*\[\d+\]")
+
+LLMA_COMMIT = "a96b17e9cba5928f7eb1b64be817ae682d6cc90c"
+LLMA_FILES = ("data/disaster.json", "data/wiki/wiki_created_after_jul_2023.json")  # the first holding a title wins
+# Its English Wikipedia event articles, chosen by title before any text was read, with their kind.
+LLMA_TITLES = {
+    "2023 Hawaii wildfires": "hazard", "2023 Al Haouz earthquake": "hazard", "Storm Daniel": "hazard",
+    "2023 Herat earthquakes": "hazard", "Hurricane Otis": "hazard", "2024 Noto earthquake": "hazard",
+    "2024 Pakistan floods": "hazard", "2024 Chile wildfires": "hazard",
+    "2023 Johannesburg building fire": "human", "Israel–Hamas war": "human",
+    "Al-Ahli Arab Hospital explosion": "human", "2023 Guyana–Venezuela crisis": "human",
+}
 
 # File names in SW100 that are not the article's title (typos, abbreviations).
 TITLE_FIXES = {
@@ -198,6 +217,52 @@ def freshwiki_records(git_dir: str, first_id: int) -> tuple[list[tuple], dict[st
     return rows, docs
 
 
+def llma_records(git_dir: str, first_id: int, held: set[str]) -> tuple[list[tuple], dict[str, list[dict]]]:
+    """The LLM-Attributor event articles as (split.tsv rows, records per split), ids from
+    ``first_id``. Its texts are plain paragraphs, one per line, without headings or citation
+    markers; the articles' sections are not marked, so ``first_section`` is the first paragraph."""
+    found: dict[str, tuple[str, str, str]] = {}
+    for path in LLMA_FILES:
+        data = json.loads(git(git_dir, "show", f"{LLMA_COMMIT}:{path}"))
+        if isinstance(data, dict):  # title -> paragraphs
+            items = [(t, "\n".join(ps), "https://en.wikipedia.org/wiki/" + urllib.parse.quote(t.replace(" ", "_")))
+                     for t, ps in data.items()]
+        else:  # [{title, text, source}], news items among them
+            items = [(it["title"], it["text"], it["source"]) for it in data]
+        for title, text, url in items:
+            if title in LLMA_TITLES and title not in found:
+                if not url.startswith("https://en.wikipedia.org/wiki/"):
+                    raise SystemExit(f"error: LLM-Attributor item {title!r} comes from {url!r}, not English Wikipedia")
+                found[title] = (text, url, path)
+    missing = sorted(set(LLMA_TITLES) - set(found))
+    if missing:
+        raise SystemExit(f"error: LLM-Attributor at {LLMA_COMMIT[:12]} holds no {missing}")
+    again = sorted(t for t in LLMA_TITLES if t.casefold() in held)
+    if again:
+        raise SystemExit(f"error: {again} already in the held-out set")
+    rows, docs, next_id = [], {"dev": [], "test": []}, first_id
+    for kind in sorted(set(LLMA_TITLES.values())):
+        titles = sorted(t for t, k in LLMA_TITLES.items() if k == kind)
+        for title in titles:
+            text, url, path = found[title]
+            paras = [" ".join(p.split()) for p in text.split("\n")]
+            paras = [p for p in paras if p]
+            split = split_of(title, titles)
+            docs[split].append({
+                "schema_version": "1",
+                "id": next_id,
+                "title": title,
+                "url": url,
+                "document_concept": {"id": None, "label": title, "labels": [], "resolved": False},
+                "text": "\n\n".join(paras),
+                "first_section": paras[0],
+                "categories": [],
+            })
+            rows.append((next_id, split, kind, title, "", f"LLM-Attributor/{path}"))
+            next_id += 1
+    return rows, docs
+
+
 def git(git_dir: str, *args: str) -> str:
     return subprocess.run(["git", f"--git-dir={git_dir}", *args], check=True, capture_output=True, text=True).stdout
 
@@ -268,6 +333,12 @@ def main(argv: list[str]) -> int:
         fw_rows, fw_docs = freshwiki_records(argv[4], next_id)
         rows += fw_rows
         for split, items in fw_docs.items():
+            docs[split] += items
+        next_id += len(fw_rows)
+    if len(argv) > 5:
+        ll_rows, ll_docs = llma_records(argv[5], next_id, {row[3].casefold() for row in rows})
+        rows += ll_rows
+        for split, items in ll_docs.items():
             docs[split] += items
     OUT.mkdir(parents=True, exist_ok=True)
     for split, items in docs.items():

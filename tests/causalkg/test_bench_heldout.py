@@ -19,25 +19,29 @@ PART = ("Exxon Valdez Oil Spill", "Hurricane Katrina", "Mount Tambora")
 
 def test_the_split_is_the_salted_title_hash_stratified_by_domain():
     rows = [r.split("\t") for r in (bh.HELDOUT / "split.tsv").read_text(encoding="utf-8").split("\n")[1:] if r]
-    assert len(rows) == 385
+    assert len(rows) == 397
     sw100 = [r for r in rows if r[5].startswith("SW100/")]
     hese = [r for r in rows if r[5].startswith("HESE/")]
     fresh = [r for r in rows if r[5].startswith("FreshWiki/")]
-    assert len(sw100) == 60 and len(hese) == 300 and len(fresh) == 25
+    llma = [r for r in rows if r[5].startswith("LLM-Attributor/")]
+    assert len(sw100) == 60 and len(hese) == 300 and len(fresh) == 25 and len(llma) == 12
     # each source's ids follow the one before it: adding a source moved nothing
     assert sorted(int(r[0]) for r in sw100) == list(range(2000000001, 2000000061))
     assert sorted(int(r[0]) for r in hese) == list(range(2000000061, 2000000361))
     assert sorted(int(r[0]) for r in fresh) == list(range(2000000361, 2000000386))
-    assert all(r[4].startswith("Q") for r in hese) and not any(r[4] for r in fresh)
-    by_domain: dict[str, list[list[str]]] = {}
+    assert sorted(int(r[0]) for r in llma) == list(range(2000000386, 2000000398))
+    assert all(r[4].startswith("Q") for r in hese) and not any(r[4] for r in fresh + llma)
+    by_domain: dict[tuple[str, str], list[list[str]]] = {}
     read_before = [r for r in fresh if r[3] == "2022 Luzon earthquake"]
     assert [r[1] for r in read_before] == ["dev"]  # read before the split was fixed: dev
     for r in rows:
         if r not in read_before:
-            by_domain.setdefault(r[2], []).append(r)
+            by_domain.setdefault((r[5].split("/")[0], r[2]), []).append(r)
     assert sorted({r[2] for r in sw100}) == ["disaster", "disease", "economics", "geology", "history", "politics"]
     assert sorted({r[2] for r in hese}) == ["battle", "civil-war", "conflict", "crusade", "invasion", "revolution", "war"]
     assert sorted({r[2] for r in fresh}) == ["accident", "attack", "crisis", "election", "hazard"]
+    assert sorted({r[2] for r in llma}) == ["hazard", "human"]
+    assert len({r[3].casefold() for r in rows}) == len(rows)  # no article twice
     for domain, items in by_domain.items():
         order = sorted(items, key=lambda r: hashlib.sha256(f"causalkg-heldout-v1:{r[3]}".encode()).hexdigest())
         assert [r[1] for r in order] == ["dev", "test"] * (len(items) // 2) + ["dev"] * (len(items) % 2), domain
@@ -48,19 +52,19 @@ def test_the_split_is_the_salted_title_hash_stratified_by_domain():
     assert len(bh.select("test", domain="war")) == 77
 
 
-def test_the_freshwiki_records_are_prose_without_citation_markers():
+def test_the_whole_article_records_are_prose_without_citation_markers():
     import re
 
     docs = [json.loads(x) for s in bh.SPLITS for x in bh.select(s)]
     fresh = [d for d in docs if d["id"] > 2000000360]
-    assert len(fresh) == 25
+    assert len(fresh) == 37  # FreshWiki's 25, LLM-Attributor's 12
     for d in fresh:
         paras = d["text"].split("\n\n")
         assert d["url"].startswith("https://en.wikipedia.org/wiki/") and not d["document_concept"]["resolved"]
         assert not re.search(r"\[\d+\]", d["text"]), d["title"]  # citation markers removed
         assert not {"References", "See also", "External links"} & set(paras), d["title"]  # the text ends before them
         assert d["first_section"] and d["text"].startswith(d["first_section"])
-        assert len(d["text"]) > 5_000  # whole articles, not lead sections
+        assert len(d["text"]) > 3_000  # whole articles (HESE lead sections are about 1,400 characters)
 
 
 @pytest.fixture
