@@ -28,7 +28,8 @@ count. Cues:
 - hedge: the modals could, might, may, would, should, will ("deaths that will eventually
   result from the accident" is a forecast); verbs and adverbs of expectation or
   belief (expected, predicted, feared, suspected, believed, thought to, hypothesised,
-  speculated, possibly, probably, likely, perhaps, potentially, allegedly, risk of, threat of);
+  speculated, possibly, probably, likely, perhaps, potentially, allegedly, risk of, threat of,
+  vulnerable or susceptible to);
   "if", "whether", "unless". "can" states a general capability and is not a hedge. An association
   ("associated with", "correlated with", "correlation between") is not a causal claim either and
   is recorded as a hedge.
@@ -96,7 +97,11 @@ _WOULD_NARRATIVE = {"later", "eventually", "ultimately", "soon", "subsequently",
 HEDGE_PHRASES = (("thought", "to"), ("said", "to"), ("is", "said"), ("in", "order", "to"),
                  # an association is not a causal claim ("psychological trauma associated with the tsunami")
                  ("associated", "with"), ("correlated", "with"), ("correlates", "with"), ("association", "with"),
-                 ("correlation", "with"), ("correlation", "between"), ("association", "between"))
+                 ("correlation", "with"), ("correlation", "between"), ("association", "between"),
+                 # a span that is only at risk, or what something is vulnerable to ("vulnerability
+                 # to such disasters was blamed on its civil war"), is not said to happen
+                 ("risk", "of"), ("threat", "of"), ("vulnerability", "to"), ("vulnerable", "to"),
+                 ("susceptibility", "to"), ("susceptible", "to"))
 # (not "report", "study", "analysis": a report can cause indignation, "This report poured fuel on
 # popular indignation in the U.S.")
 MEASURES = {"definition", "definitions", "estimate", "estimates", "figure", "figures", "count", "counts",

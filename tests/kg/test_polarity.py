@@ -31,6 +31,11 @@ NEGATED = [
 ]
 
 HEDGED = [
+    # what a place is vulnerable to, or at risk of, has not happened (held-out dev)
+    ("Libya's vulnerability to such disasters was blamed on its civil war, which damaged critical "
+     "infrastructure and left it in poor condition before the storm.", "its civil war", "such disasters"),
+    ("The storm raised the risk of landslides across the valley.", "The storm", "landslides"),
+    ("The drought increased the threat of famine in the region.", "The drought", "famine"),
     ("Russia's media supervision body, Roskomnadzor, stated that publication of the cartoons could lead to "
      "criminal charges.", "publication of the cartoons", "criminal charges"),
     ("The attacks affected business at high-profile venues and shopping centres in Paris, and many Parisians "
@@ -73,6 +78,9 @@ ASSERTED = [
      "1939 resulted in a ten-year hiatus.", "the outbreak of World War II", "a ten-year hiatus"),
     ("This would later lead to the collapse of the government.", "This", "the collapse of the government"),
     ("The quake struck in May and caused a tsunami.", "The quake", "a tsunami"),
+    # a risk is no hedge when the span is not what is at risk
+    ("The earthquake left the town vulnerable, and its aftershocks caused the collapse of the bridge.",
+     "its aftershocks", "the collapse of the bridge"),
 ]
 
 
