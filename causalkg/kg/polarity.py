@@ -29,7 +29,8 @@ count. Cues:
   result from the accident" is a forecast); verbs and adverbs of expectation or
   belief (expected, predicted, feared, suspected, believed, thought to, hypothesised,
   speculated, possibly, probably, likely, perhaps, potentially, allegedly, risk of, threat of,
-  vulnerable or susceptible to);
+  vulnerable or susceptible to); a pair inside the "that" clause of a theory, claim, hypothesis,
+  speculation, allegation, rumour, suspicion or belief, however far back in its clause the noun;
   "if", "whether", "unless". "can" states a general capability and is not a hedge. An association
   ("associated with", "correlated with", "correlation between") is not a causal claim either and
   is recorded as a hedge.
@@ -92,6 +93,11 @@ HEDGES = {"expected", "expect", "expects", "predicted", "predict", "predicts", "
           "potentially", "potential", "allegedly", "alleged", "supposedly", "presumably", "presumed",
           "if", "whether", "unless", "theory", "theorized", "theorised", "possible", "threatened", "warned",
           "projected", "forecast", "assumed", "conjectured", "suggested", "suggest", "suggests", "reportedly"}
+# A pair inside the "that" clause of one of these nouns is what someone holds, not a fact ("casting
+# doubt on the theory that the rocket seen in the ... video had caused the explosion"), however
+# far the noun is from the first span within its clause.
+HEDGE_THAT_NOUNS = {"theory", "theories", "claim", "claims", "hypothesis", "speculation", "allegation",
+                    "allegations", "rumour", "rumours", "rumor", "rumors", "suspicion", "suspicions", "belief"}
 # "would" narrating a later fact ("this would later lead to") is not a hedge
 _WOULD_NARRATIVE = {"later", "eventually", "ultimately", "soon", "subsequently", "go", "become", "prove"}
 HEDGE_PHRASES = (("thought", "to"), ("said", "to"), ("is", "said"), ("in", "order", "to"),
@@ -455,6 +461,8 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
         a.negated = True
         a.evidence.append("negation: " + ", ".join(dict.fromkeys(neg)))
     hedge = _hedges(region + tail_eff)
+    clause = [t[0] for t in _clause_tail([t for t in toks if t[2] <= first_start], len(toks))]
+    hedge += [f"{w} that" for i, w in enumerate(clause[:-1]) if w in HEDGE_THAT_NOUNS and clause[i + 1] == "that"]
     if hedge:
         a.hedged = True
         a.evidence.append("hedge: " + ", ".join(dict.fromkeys(hedge)))

@@ -31,6 +31,11 @@ NEGATED = [
 ]
 
 HEDGED = [
+    # a pair inside the "that" clause of a theory or a claim, however far back the noun (held-out dev)
+    ("The New York Times published an analysis on 24 October 2023 casting doubt on the theory that the rocket "
+     "seen in the Al Jazeera video had caused the explosion at the hospital.", "the rocket", "the explosion"),
+    ("Hobbes held the belief that clerical pretensions had contributed significantly to the trouble during the "
+     "civil war.", "clerical pretensions", "the trouble"),
     # what a place is vulnerable to, or at risk of, has not happened (held-out dev)
     ("Libya's vulnerability to such disasters was blamed on its civil war, which damaged critical "
      "infrastructure and left it in poor condition before the storm.", "its civil war", "such disasters"),
@@ -78,6 +83,9 @@ ASSERTED = [
      "1939 resulted in a ten-year hiatus.", "the outbreak of World War II", "a ten-year hiatus"),
     ("This would later lead to the collapse of the government.", "This", "the collapse of the government"),
     ("The quake struck in May and caused a tsunami.", "The quake", "a tsunami"),
+    # "the fact that" holds what happened; an inquiry's finding is no theory
+    ("Investigators found that the fact that the dam had been poorly built caused the flood.",
+     "the dam had been poorly built", "the flood"),
     # a risk is no hedge when the span is not what is at risk
     ("The earthquake left the town vulnerable, and its aftershocks caused the collapse of the bridge.",
      "its aftershocks", "the collapse of the bridge"),
