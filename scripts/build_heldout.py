@@ -131,6 +131,26 @@ TITLE_FIXES = {
 }
 
 
+def corpus_record(doc_id: int, title: str, url: str, text: str, first_section: str,
+                  qid: str | None = None, label: str | None = None) -> dict:
+    """A ``CorpusDocument`` record (schema 1) of one held-out article; its concept is resolved
+    when the source gives a QID."""
+    return {
+        "schema_version": "1",
+        "id": doc_id,
+        "title": title,
+        "url": url,
+        "document_concept": {"id": qid, "label": label or title, "labels": [], "resolved": qid is not None},
+        "text": text,
+        "first_section": first_section,
+        "categories": [],
+    }
+
+
+def wiki_url(title: str, site: str = "en") -> str:
+    return f"https://{site}.wikipedia.org/wiki/" + urllib.parse.quote(title.replace(" ", "_"))
+
+
 def split_of(title: str, domain_titles: list[str]) -> str:
     """dev or test: titles of one domain sorted by salted SHA-256, alternating from dev."""
     order = sorted(domain_titles, key=lambda t: hashlib.sha256(f"{SALT}:{t}".encode()).hexdigest())
@@ -202,16 +222,7 @@ def freshwiki_records(git_dir: str, first_id: int) -> tuple[list[tuple], dict[st
             path = f"FreshWiki/txt/{title.replace(' ', '_')}.txt"
             text, lead = freshwiki_text(git(git_dir, "show", f"{FRESHWIKI_COMMIT}:{path}"), title)
             split = "dev" if title in FRESHWIKI_READ_BEFORE else split_of(title, dealt)
-            docs[split].append({
-                "schema_version": "1",
-                "id": next_id,
-                "title": title,
-                "url": "https://en.wikipedia.org/wiki/" + urllib.parse.quote(title.replace(" ", "_")),
-                "document_concept": {"id": None, "label": title, "labels": [], "resolved": False},
-                "text": text,
-                "first_section": lead,
-                "categories": [],
-            })
+            docs[split].append(corpus_record(next_id, title, wiki_url(title), text, lead))
             rows.append((next_id, split, kind, title, "", path))
             next_id += 1
     return rows, docs
@@ -225,8 +236,7 @@ def llma_records(git_dir: str, first_id: int, held: set[str]) -> tuple[list[tupl
     for path in LLMA_FILES:
         data = json.loads(git(git_dir, "show", f"{LLMA_COMMIT}:{path}"))
         if isinstance(data, dict):  # title -> paragraphs
-            items = [(t, "\n".join(ps), "https://en.wikipedia.org/wiki/" + urllib.parse.quote(t.replace(" ", "_")))
-                     for t, ps in data.items()]
+            items = [(t, "\n".join(ps), wiki_url(t)) for t, ps in data.items()]
         else:  # [{title, text, source}], news items among them
             items = [(it["title"], it["text"], it["source"]) for it in data]
         for title, text, url in items:
@@ -248,16 +258,7 @@ def llma_records(git_dir: str, first_id: int, held: set[str]) -> tuple[list[tupl
             paras = [" ".join(p.split()) for p in text.split("\n")]
             paras = [p for p in paras if p]
             split = split_of(title, titles)
-            docs[split].append({
-                "schema_version": "1",
-                "id": next_id,
-                "title": title,
-                "url": url,
-                "document_concept": {"id": None, "label": title, "labels": [], "resolved": False},
-                "text": "\n\n".join(paras),
-                "first_section": paras[0],
-                "categories": [],
-            })
+            docs[split].append(corpus_record(next_id, title, url, "\n\n".join(paras), paras[0]))
             rows.append((next_id, split, kind, title, "", f"LLM-Attributor/{path}"))
             next_id += 1
     return rows, docs
@@ -289,17 +290,7 @@ def main(argv: list[str]) -> int:
             text = " ".join(git(git_dir, "show", f"{COMMIT}:SW100/{domain}/{stem}.txt").split())
             split = split_of(title, titles)
             qid, label = qids.get(title.casefold(), (None, None))
-            doc = {
-                "schema_version": "1",
-                "id": next_id,
-                "title": title,
-                "url": "https://simple.wikipedia.org/wiki/" + urllib.parse.quote(title.replace(" ", "_")),
-                "document_concept": {"id": qid, "label": label or title, "labels": [], "resolved": qid is not None},
-                "text": text,
-                "first_section": text,
-                "categories": [],
-            }
-            docs[split].append(doc)
+            docs[split].append(corpus_record(next_id, title, wiki_url(title, "simple"), text, text, qid, label))
             rows.append((next_id, split, domain, title, qid or "", f"SW100/{domain}/{stem}.txt"))
             next_id += 1
     # HESE: English Wikipedia lead sections, after the 60 SW100 articles
@@ -316,30 +307,20 @@ def main(argv: list[str]) -> int:
                 raise SystemExit(f"error: HESE record {it['index']}: {rec['event']!r} is not a Wikidata entity")
             text = " ".join(rec["wikipedia_summary"].split())
             split = split_of(title, titles)
-            doc = {
-                "schema_version": "1",
-                "id": next_id,
-                "title": title,
-                "url": rec["article_en"],
-                "document_concept": {"id": qid, "label": rec["eventLabel"] or title, "labels": [], "resolved": True},
-                "text": text,
-                "first_section": text,
-                "categories": [],
-            }
-            docs[split].append(doc)
+            docs[split].append(corpus_record(next_id, title, rec["article_en"], text, text, qid, rec["eventLabel"]))
             rows.append((next_id, split, kind, title, qid, f"HESE/data.json[{it['index']}]"))
             next_id += 1
+    def add(source: tuple[list[tuple], dict[str, list[dict]]]) -> None:
+        src_rows, src_docs = source
+        rows.extend(src_rows)
+        for split, items in src_docs.items():
+            docs[split] += items
+
+    # the optional sources, each after the ones before it: ids run on from FIRST_ID
     if len(argv) > 4:
-        fw_rows, fw_docs = freshwiki_records(argv[4], next_id)
-        rows += fw_rows
-        for split, items in fw_docs.items():
-            docs[split] += items
-        next_id += len(fw_rows)
+        add(freshwiki_records(argv[4], FIRST_ID + len(rows)))
     if len(argv) > 5:
-        ll_rows, ll_docs = llma_records(argv[5], next_id, {row[3].casefold() for row in rows})
-        rows += ll_rows
-        for split, items in ll_docs.items():
-            docs[split] += items
+        add(llma_records(argv[5], FIRST_ID + len(rows), {row[3].casefold() for row in rows}))
     OUT.mkdir(parents=True, exist_ok=True)
     for split, items in docs.items():
         with open(OUT / f"{split}.jsonl", "w", encoding="utf-8") as f:

@@ -421,7 +421,8 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
     (cs, ce), (es, ee) = cause, effect
     first_start = min(cs, es)
     lo_end, hi_start = (ce, es) if cs <= es else (ee, cs)
-    before = _clause_tail([t for t in toks if t[2] <= first_start], window)
+    ahead = [t for t in toks if t[2] <= first_start]  # the tokens before the first span
+    before = _clause_tail(ahead, window)
     between = [t for t in toks if t[1] >= lo_end and t[2] <= hi_start]
     cause_toks = [t for t in toks if t[1] >= cs and t[2] <= ce]
     effect_toks = [t for t in toks if t[1] >= es and t[2] <= ee]
@@ -461,7 +462,7 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
         a.negated = True
         a.evidence.append("negation: " + ", ".join(dict.fromkeys(neg)))
     hedge = _hedges(region + tail_eff)
-    clause = [t[0] for t in _clause_tail([t for t in toks if t[2] <= first_start], len(toks))]
+    clause = [t[0] for t in _clause_tail(ahead, len(ahead))]
     hedge += [f"{w} that" for i, w in enumerate(clause[:-1]) if w in HEDGE_THAT_NOUNS and clause[i + 1] == "that"]
     if hedge:
         a.hedged = True
