@@ -200,6 +200,11 @@ def _phrase_at(words: Sequence[str], i: int, phrase: Sequence[str]) -> bool:
     return tuple(words[i:i + len(phrase)]) == tuple(phrase)
 
 
+def _phrases_in(words: Sequence[str], phrases: Sequence[Sequence[str]]) -> list[str]:
+    """Each occurrence of one of ``phrases`` in ``words``, joined, in reading order."""
+    return [" ".join(p) for i in range(len(words)) for p in phrases if _phrase_at(words, i, p)]
+
+
 # "hundreds if not thousands", "many if not most": an estimate that grows, neither a condition
 # nor a negation; "if not stopped", "if not for" stay both
 _GRADED = {"most", "all", "more", "many", "much", "longer", "worse", "higher", "larger"}
@@ -239,11 +244,7 @@ def _hedges(words: Sequence[str]) -> list[str]:
              and not (w == "would" and i + 1 < len(words) and words[i + 1] in _WOULD_NARRATIVE)
              # "could no longer support": what did happen, not a possibility
              and not (w == "could" and tuple(words[i + 1:i + 3]) == ("no", "longer"))]
-    for i in range(len(words)):
-        for p in HEDGE_PHRASES:
-            if _phrase_at(words, i, p):
-                found.append(" ".join(p))
-    return found
+    return found + _phrases_in(words, HEDGE_PHRASES)
 
 
 def _direction_cues(words: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -342,8 +343,7 @@ def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: S
     # despite the loss of coolant": the second is. No cue says one caused the other. (Both spans
     # inside the conceded clause, "although damaged in the crash", are not cut apart.)
     def concessive(ws: Sequence[str]) -> list[str]:
-        return [w for w in ws if w in CONCESSIVE] or (
-            ["in spite of"] if any(_phrase_at(ws, i, ("in", "spite", "of")) for i in range(len(ws))) else [])
+        return [w for w in ws if w in CONCESSIVE] or _phrases_in(ws, [("in", "spite", "of")])
     conceded = (concessive(before_first) if "," in between else []) or concessive(between)
     if conceded:
         return f"'{conceded[0]}': one span is conceded, not a cause"
@@ -519,8 +519,8 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
             a.unstated = True
             a.evidence.append("unstated: " + unstated)
     if not a.reversed and not a.unstated:
-        temporal = [w for w in (t[0] for t in between) if w in TEMPORAL] + ([seq] if seq else []) + [
-            " ".join(p) for i in range(len(between_words)) for p in TEMPORAL_PHRASES if _phrase_at(between_words, i, p)]
+        temporal = [w for w in (t[0] for t in between) if w in TEMPORAL] + ([seq] if seq else []) + _phrases_in(
+            between_words, TEMPORAL_PHRASES)
         if temporal and not fwd and not any(b in ("because", "due to", "owing to", "result of") or b.endswith(" by")
                                             or b.endswith(" from") for b in back):
             a.temporal = True
