@@ -91,7 +91,7 @@ def test_a_small_part_of_dev_end_to_end(project):
     edges = [json.loads(x) for x in pairs.read_text(encoding="utf-8").split("\n") if x]
     assert [(e["cause"]["label"], e["effect"]["label"]) for e in edges] == [("volcanic eruption", "death")]
     assert row == {"set": "dev-part", "articles": 3, "edges": 1, "judged": 1, "supported %": 100.0,
-                   "plausible %": 100.0, "supported": 1, "supported / 100 articles": 33.3,
+                   "supported 95% interval": "21-100", "plausible %": 100.0, "supported": 1, "supported / 100 articles": 33.3,
                    "unjudged items": 0, "unjudged edges": 0}
     assert todo == []
 
@@ -100,6 +100,7 @@ def test_a_small_part_of_dev_end_to_end(project):
     empty.write_text("", encoding="utf-8")
     row = bh.figures("dev-part", pairs, empty, len(lines), work / "judge_todo.jsonl")
     assert (row["edges"], row["judged"], row["supported"], row["supported %"], row["unjudged edges"]) == (1, 0, 0, None, 1)
+    assert row["supported 95% interval"] is None
     todo = [json.loads(x) for x in (work / "judge_todo.jsonl").read_text(encoding="utf-8").split("\n") if x]
     assert len(todo) == row["unjudged items"] == 1
     assert todo[0]["sentence"].startswith("Most deaths from the eruption")
@@ -160,3 +161,12 @@ def test_python_m_bench_passes_options_to_one_benchmark():
     r = subprocess.run([sys.executable, "-m", "bench", "heldout", "edges", "--fit"], cwd=REPO,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "options go to one benchmark" in r.stderr
+
+
+def test_the_supported_share_carries_its_wilson_interval():
+    from causalkg.evaluation.wikicausal.precision import wilson_interval
+
+    # 14 of 22 judged edges: 64%, and with so few edges anything from 43% to 80% is as likely a rate
+    assert bh._interval(14, 22, wilson_interval) == "43-80"
+    assert bh._interval(43, 49, wilson_interval) == "76-94"
+    assert bh._interval(0, 0, wilson_interval) is None
