@@ -1,4 +1,4 @@
-"""Build the held-out Wikipedia event set (``snapshots/heldout/``) from two sources.
+"""Build the held-out Wikipedia event set (``snapshots/heldout/``) from five sources.
 
 1. SW100 (Araki and Mitamura, COLING 2018): 100 Simple English Wikipedia articles in ten
    domains, kept as plain text in https://github.com/karshyap/Event_Detection. We take the six
@@ -24,13 +24,19 @@
    items nor already held (``LLMA_TITLES``, chosen by title alone; Hurricane Hilary is a FreshWiki
    article), in two kinds (``LLMA_KINDS``): ids after FreshWiki's. No QIDs.
 
+5. WikiGenBench (a Wikipedia-generation benchmark): whole English Wikipedia articles of the ``wikimedia/wikipedia``
+   20231101.en dump that its 20220301 dump did not hold (created or renamed in between), kept
+   as ``data/wiki/<page id>.json`` of https://github.com/zhzihao/WikiGenBench at
+   WIKIGEN_COMMIT: the 52 event articles of its 308 (``WIKIGEN_TITLES``, chosen by title alone,
+   with their kind): ids after LLM-Attributor's. No QIDs. Only the Wikipedia text is taken.
+
 Each article becomes a corpus record (``CorpusDocument``); within each domain or kind the titles
 are sorted by a salted SHA-256 and dealt alternately to ``dev`` and ``test``, fixed before anyone
 reads the text (one FreshWiki article read before its split was fixed goes to dev:
 ``FRESHWIKI_READ_BEFORE``). The records of each source follow those of the sources before it, so
 adding a source leaves the earlier records and their splits as they were.
 
-Usage: python scripts/build_heldout.py GIT_DIR HESE_GIT_DIR [HISTORIC_EVENTS_JSON [STORM_GIT_DIR [LLMA_GIT_DIR]]]
+Usage: python scripts/build_heldout.py GIT_DIR HESE_GIT_DIR [HISTORIC_EVENTS_JSON [STORM_GIT_DIR [LLMA_GIT_DIR [WIKIGEN_GIT_DIR]]]]
   GIT_DIR: a clone (or bare git directory) of karshyap/Event_Detection at COMMIT below.
   HESE_GIT_DIR: a clone (or bare git directory) of DinisSousa2003/Historical-Events-Search-Engine
   holding HESE_COMMIT.
@@ -41,6 +47,8 @@ Usage: python scripts/build_heldout.py GIT_DIR HESE_GIT_DIR [HISTORIC_EVENTS_JSO
   FRESHWIKI_COMMIT; without it the FreshWiki records are left out.
   LLMA_GIT_DIR: optional clone (or bare git directory) of poloclub/LLM-Attributor holding
   LLMA_COMMIT (needs STORM_GIT_DIR); without it the LLM-Attributor records are left out.
+  WIKIGEN_GIT_DIR: optional clone (or bare git directory) of zhzihao/WikiGenBench holding
+  WIKIGEN_COMMIT (needs LLMA_GIT_DIR); without it the WikiGenBench records are left out.
 """
 
 from __future__ import annotations
@@ -119,6 +127,49 @@ LLMA_TITLES = {
     "Al-Ahli Arab Hospital explosion": "human", "2023 Guyana–Venezuela crisis": "human",
 }
 
+WIKIGEN_COMMIT = "aecded550348b565a122534b348128b8cf40ca49"
+# Its event articles (``data/wiki/<page id>.json``), chosen by title alone before any text was
+# read, with their kind: page id, kind.
+WIKIGEN_TITLES = {
+    "Tropical Storm Alex (2022)": (70933153, "hazard"), "Tropical Storm Harold": (74958528, "hazard"),
+    "Cyclone Tej": (75111353, "hazard"), "March 2023 North American winter storm": (74837690, "hazard"),
+    "November 2013 North American storm complex": (75075849, "hazard"),
+    "July 2023 Northeastern United States floods": (74308955, "hazard"),
+    "Humanitarian response to Cyclone Freddy": (73571248, "hazard"), "Weather of 1946": (73725759, "hazard"),
+    "2022 Oder environmental disaster": (71511975, "hazard"), "Negros famine": (71522047, "hazard"),
+    "2022–2023 mpox outbreak in India": (70939867, "epidemic"),
+    "2022–2023 mpox outbreak in the Philippines": (71411975, "epidemic"),
+    "Ngiao rebellion": (70276618, "war"), "Battle of Pailin": (70675810, "war"), "Battle of Soledar": (71456406, "war"),
+    "Sack of Sarajevo": (72234599, "war"), "Dutch invasions in Brazil": (74985128, "war"),
+    "War in Amhara": (74490445, "war"), "May 2023 Gaza–Israel clashes": (73760189, "war"),
+    "Evacuation of the northern Gaza Strip": (75057918, "war"),
+    "Colorado Springs nightclub shooting": (72299414, "violence"),
+    "Indonesian Ulema Council shooting": (73704363, "violence"),
+    "Shooting of Jason Harley Kloepfer": (72833793, "violence"), "Nduga hostage crisis": (72976036, "violence"),
+    "Hazel's Inn raid": (74164885, "violence"), "Carol City murders": (70739382, "violence"),
+    "Shakahola Forest incident": (73923491, "violence"),
+    "Reactions to the 2023 Brazilian Congress attack": (72705131, "violence"),
+    "2022 alleged plot to kill Coutts RCMP officers": (72395377, "violence"),
+    "Death of Keenan Anderson": (72737526, "violence"), "Killing of Missy Bevers": (70389805, "violence"),
+    "Murder of Joanne Witt": (70921112, "violence"), "Murder of Ruth Waymire": (71907286, "violence"),
+    "2002-2003 UK firefighter dispute": (146341, "crisis"), "1983 women's march, Lahore": (70544829, "crisis"),
+    "Third impeachment and removal of Pedro Castillo": (72496067, "crisis"),
+    "Removal of Eduardo Cunha": (74979583, "crisis"), "Lady R incident": (73798864, "crisis"),
+    "2023 Hong Kong electoral changes": (73719794, "crisis"),
+    "1994 Manila Film Festival scandal": (74102410, "crisis"),
+    "2022 UEFA Champions League final chaos": (70906450, "crisis"),
+    "2022 Philippine House of Representatives elections in Metro Manila": (70264925, "election"),
+    "1917 Minsk City Duma election": (70269039, "election"), "2022 Argyll and Bute Council election": (70509028, "election"),
+    "2022 United States local elections": (72537224, "election"),
+    "2023 Maldivian presidential election": (72545839, "election"),
+    "2011 Mississippi elections": (72807149, "election"),
+    "2024 United States House of Representatives elections in Florida": (72275775, "election"),
+    "August 2023 Ohio Issue 1": (73773369, "election"), "November 2023 Ohio Issue 1": (74436919, "election"),
+    "1986 New York State Comptroller election": (73985306, "election"),
+    "1989 Serbian general election": (74596949, "election"),
+}
+_SENTENCE_END = re.compile(r"[.!?:;\"”)\]]$")
+
 # File names in SW100 that are not the article's title (typos, abbreviations).
 TITLE_FIXES = {
     "Columbine_HS_Massacre": "Columbine High School massacre",
@@ -161,6 +212,11 @@ def kind_of(title: str) -> str:
     return next(k for k, pat in KINDS if re.search(pat, title, re.IGNORECASE))
 
 
+def snapshot_titles() -> set[str]:
+    """The page titles of the bundled snapshot (``snapshots/enwiki``): never held out."""
+    return {ln.split(":", 2)[2] for ln in bz2.decompress(SNAPSHOT_INDEX.read_bytes()).decode("utf-8").split("\n") if ln}
+
+
 def hese_records(git_dir: str, exclude: set[str]) -> list[dict]:
     """The HESE lead sections taken: eligible ones (not a snapshot page, not a list, not an event
     in ``exclude`` (casefolded titles)), the first HESE_COUNT by salted title hash."""
@@ -169,7 +225,7 @@ def hese_records(git_dir: str, exclude: set[str]) -> list[dict]:
     blob = hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
     if blob != HESE_BLOB:
         raise SystemExit(f"error: {HESE_COMMIT}:data.json is not git blob {HESE_BLOB} (got {blob})")
-    snapshot = {ln.split(":", 2)[2] for ln in bz2.decompress(SNAPSHOT_INDEX.read_bytes()).decode("utf-8").split("\n") if ln}
+    snapshot = snapshot_titles()
     items = []
     for i, rec in enumerate(json.loads(raw)):
         if not rec.get("wikipedia_summary"):
@@ -264,6 +320,48 @@ def llma_records(git_dir: str, first_id: int, held: set[str]) -> tuple[list[tupl
     return rows, docs
 
 
+def wikigen_text(raw: str) -> tuple[str, str]:
+    """(text, first section) of a WikiGenBench article's ``text``: paragraphs are lines, a
+    heading is a line of its own without a sentence's last mark (kept as its own paragraph, as
+    the corpus keeps them), and the text ends at the first of ``FRESHWIKI_END``'s headings."""
+    paras, lead, in_lead = [], [], True
+    for line in raw.split("\n"):
+        text = " ".join(_CITATION.sub("", line).split())
+        if not text:
+            continue
+        if text.casefold() in FRESHWIKI_END:
+            break
+        if paras and len(text) < 120 and not _SENTENCE_END.search(text):
+            in_lead = False
+        paras.append(text)
+        if in_lead:
+            lead.append(text)
+    return "\n\n".join(paras), "\n\n".join(lead)
+
+
+def wikigen_records(git_dir: str, first_id: int, held: set[str]) -> tuple[list[tuple], dict[str, list[dict]]]:
+    """The WikiGenBench event articles as (split.tsv rows, records per split), ids from
+    ``first_id``: whole articles of the ``wikimedia/wikipedia`` 20231101.en dump that were not in
+    its 20220301 dump. No QIDs."""
+    again = sorted(t for t in WIKIGEN_TITLES if t.casefold() in held or t in snapshot_titles())
+    if again:
+        raise SystemExit(f"error: {again} already in the held-out set or the snapshot")
+    rows, docs, next_id = [], {"dev": [], "test": []}, first_id
+    for kind in sorted({k for _, k in WIKIGEN_TITLES.values()}):
+        titles = sorted(t for t, (_, k) in WIKIGEN_TITLES.items() if k == kind)
+        for title in titles:
+            path = f"data/wiki/{WIKIGEN_TITLES[title][0]}.json"
+            item = json.loads(git(git_dir, "show", f"{WIKIGEN_COMMIT}:{path}"))
+            if item["key"] != title:
+                raise SystemExit(f"error: WikiGenBench {path} is {item['key']!r}, not {title!r}")
+            text, lead = wikigen_text(item["text"])
+            split = split_of(title, titles)
+            docs[split].append(corpus_record(next_id, title, wiki_url(title), text, lead))
+            rows.append((next_id, split, kind, title, "", f"WikiGenBench/{path}"))
+            next_id += 1
+    return rows, docs
+
+
 def git(git_dir: str, *args: str) -> str:
     return subprocess.run(["git", f"--git-dir={git_dir}", *args], check=True, capture_output=True, text=True).stdout
 
@@ -321,6 +419,8 @@ def main(argv: list[str]) -> int:
         add(freshwiki_records(argv[4], FIRST_ID + len(rows)))
     if len(argv) > 5:
         add(llma_records(argv[5], FIRST_ID + len(rows), {row[3].casefold() for row in rows}))
+    if len(argv) > 6:
+        add(wikigen_records(argv[6], FIRST_ID + len(rows), {row[3].casefold() for row in rows}))
     OUT.mkdir(parents=True, exist_ok=True)
     for split, items in docs.items():
         with open(OUT / f"{split}.jsonl", "w", encoding="utf-8") as f:

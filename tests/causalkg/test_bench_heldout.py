@@ -19,18 +19,20 @@ PART = ("Exxon Valdez Oil Spill", "Hurricane Katrina", "Mount Tambora")
 
 def test_the_split_is_the_salted_title_hash_stratified_by_domain():
     rows = [r.split("\t") for r in (bh.HELDOUT / "split.tsv").read_text(encoding="utf-8").split("\n")[1:] if r]
-    assert len(rows) == 397
+    assert len(rows) == 449
     sw100 = [r for r in rows if r[5].startswith("SW100/")]
     hese = [r for r in rows if r[5].startswith("HESE/")]
     fresh = [r for r in rows if r[5].startswith("FreshWiki/")]
     llma = [r for r in rows if r[5].startswith("LLM-Attributor/")]
-    assert len(sw100) == 60 and len(hese) == 300 and len(fresh) == 25 and len(llma) == 12
+    wikigen = [r for r in rows if r[5].startswith("WikiGenBench/")]
+    assert len(sw100) == 60 and len(hese) == 300 and len(fresh) == 25 and len(llma) == 12 and len(wikigen) == 52
     # each source's ids follow the one before it: adding a source moved nothing
     assert sorted(int(r[0]) for r in sw100) == list(range(2000000001, 2000000061))
     assert sorted(int(r[0]) for r in hese) == list(range(2000000061, 2000000361))
     assert sorted(int(r[0]) for r in fresh) == list(range(2000000361, 2000000386))
     assert sorted(int(r[0]) for r in llma) == list(range(2000000386, 2000000398))
-    assert all(r[4].startswith("Q") for r in hese) and not any(r[4] for r in fresh + llma)
+    assert sorted(int(r[0]) for r in wikigen) == list(range(2000000398, 2000000450))
+    assert all(r[4].startswith("Q") for r in hese) and not any(r[4] for r in fresh + llma + wikigen)
     by_domain: dict[tuple[str, str], list[list[str]]] = {}
     read_before = [r for r in fresh if r[3] == "2022 Luzon earthquake"]
     assert [r[1] for r in read_before] == ["dev"]  # read before the split was fixed: dev
@@ -41,6 +43,7 @@ def test_the_split_is_the_salted_title_hash_stratified_by_domain():
     assert sorted({r[2] for r in hese}) == ["battle", "civil-war", "conflict", "crusade", "invasion", "revolution", "war"]
     assert sorted({r[2] for r in fresh}) == ["accident", "attack", "crisis", "election", "hazard"]
     assert sorted({r[2] for r in llma}) == ["hazard", "human"]
+    assert sorted({r[2] for r in wikigen}) == ["crisis", "election", "epidemic", "hazard", "violence", "war"]
     assert len({r[3].casefold() for r in rows}) == len(rows)  # no article twice
     for domain, items in by_domain.items():
         order = sorted(items, key=lambda r: hashlib.sha256(f"causalkg-heldout-v1:{r[3]}".encode()).hexdigest())
@@ -49,7 +52,7 @@ def test_the_split_is_the_salted_title_hash_stratified_by_domain():
         ids = {json.loads(x)["id"] for x in bh.select(split)}
         assert ids == {int(r[0]) for r in rows if r[1] == split}
     assert len(bh.select("dev", limit=3, domain="geology")) == 3
-    assert len(bh.select("test", domain="war")) == 77
+    assert len(bh.select("test", domain="war")) == 81
 
 
 def test_the_whole_article_records_are_prose_without_citation_markers():
@@ -57,7 +60,7 @@ def test_the_whole_article_records_are_prose_without_citation_markers():
 
     docs = [json.loads(x) for s in bh.SPLITS for x in bh.select(s)]
     fresh = [d for d in docs if d["id"] > 2000000360]
-    assert len(fresh) == 37  # FreshWiki's 25, LLM-Attributor's 12
+    assert len(fresh) == 89  # FreshWiki's 25, LLM-Attributor's 12, WikiGenBench's 52
     for d in fresh:
         paras = d["text"].split("\n\n")
         assert d["url"].startswith("https://en.wikipedia.org/wiki/") and not d["document_concept"]["resolved"]
