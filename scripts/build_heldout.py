@@ -1,4 +1,4 @@
-"""Build the held-out Wikipedia event set (``snapshots/heldout/``) from five sources.
+"""Build the held-out Wikipedia event set (``snapshots/heldout/``) from six sources.
 
 1. SW100 (Araki and Mitamura, COLING 2018): 100 Simple English Wikipedia articles in ten
    domains, kept as plain text in https://github.com/karshyap/Event_Detection. We take the six
@@ -30,13 +30,19 @@
    WIKIGEN_COMMIT: the 52 event articles of its 308 (``WIKIGEN_TITLES``, chosen by title alone,
    with their kind): ids after LLM-Attributor's. No QIDs. Only the Wikipedia text is taken.
 
+6. chinapedia: whole English Wikipedia articles of the 2019-07-20 dump converted to text, kept as
+   ``Page/<title>.md`` of https://github.com/chinapedia/wikipedia.abstract.en at
+   CHINAPEDIA_COMMIT: its event pages of 6,000 characters or more that are not elections
+   (``CHINAPEDIA_FILES``, chosen by title alone), in four kinds (``CHINAPEDIA_KINDS``): ids after
+   WikiGenBench's. No QIDs.
+
 Each article becomes a corpus record (``CorpusDocument``); within each domain or kind the titles
 are sorted by a salted SHA-256 and dealt alternately to ``dev`` and ``test``, fixed before anyone
 reads the text (one FreshWiki article read before its split was fixed goes to dev:
 ``FRESHWIKI_READ_BEFORE``). The records of each source follow those of the sources before it, so
 adding a source leaves the earlier records and their splits as they were.
 
-Usage: python scripts/build_heldout.py GIT_DIR HESE_GIT_DIR [HISTORIC_EVENTS_JSON [STORM_GIT_DIR [LLMA_GIT_DIR [WIKIGEN_GIT_DIR]]]]
+Usage: python scripts/build_heldout.py GIT_DIR HESE_GIT_DIR [HISTORIC_EVENTS_JSON [STORM_GIT_DIR [LLMA_GIT_DIR [WIKIGEN_GIT_DIR [CHINAPEDIA_GIT_DIR]]]]]
   GIT_DIR: a clone (or bare git directory) of karshyap/Event_Detection at COMMIT below.
   HESE_GIT_DIR: a clone (or bare git directory) of DinisSousa2003/Historical-Events-Search-Engine
   holding HESE_COMMIT.
@@ -49,6 +55,8 @@ Usage: python scripts/build_heldout.py GIT_DIR HESE_GIT_DIR [HISTORIC_EVENTS_JSO
   LLMA_COMMIT (needs STORM_GIT_DIR); without it the LLM-Attributor records are left out.
   WIKIGEN_GIT_DIR: optional clone (or bare git directory) of zhzihao/WikiGenBench holding
   WIKIGEN_COMMIT (needs LLMA_GIT_DIR); without it the WikiGenBench records are left out.
+  CHINAPEDIA_GIT_DIR: optional clone (or bare git directory) of chinapedia/wikipedia.abstract.en
+  holding CHINAPEDIA_COMMIT (needs WIKIGEN_GIT_DIR); without it the chinapedia records are left out.
 """
 
 from __future__ import annotations
@@ -169,6 +177,62 @@ WIKIGEN_TITLES = {
     "1989 Serbian general election": (74596949, "election"),
 }
 _SENTENCE_END = re.compile(r"[.!?:;\"”)\]]$")
+
+CHINAPEDIA_COMMIT = "4f3e897da088cbe89a4f1d4cba3fa2e439c3721b"
+# Its event articles (``Page/<file name>.md``), chosen by title alone before any text was read:
+# every event page of 6,000 characters or more whose title is not an election or referendum.
+CHINAPEDIA_FILES = (
+    '1257_Samalas_eruption', '1838_San_Andreas_earthquake', '1977_Houston_Anita_Bryant_protests', '1986_United_States_bombing_of_Libya',
+    '1988_IRA_attacks_in_the_Netherlands', '2003_California_wildfires', '2016_Chattanooga_school_bus_crash', '2016_Croydon_tram_derailment',
+    '2016_Dyn_cyberattack', '2016_Great_Smoky_Mountains_wildfires', '2016_Hoboken_train_crash', '2016_Jerusalem_shooting_attack',
+    '2016_Kaikoura_earthquake', '2016_Malta_Fairchild_Merlin_crash', '2016_New_York_drought', '2016_Oakland_warehouse_fire',
+    '2016_Quetta_police_training_college_attack', '2016_Samarinda_church_bombing', '2016_shootings_of_Des_Moines_police_officers', 'Aberfan_Disaster_Tribunal',
+    'American_Civil_War', 'American_Revolution', 'American_Revolutionary_War', 'Armenian_energy_crisis_of_1990s',
+    'Attack_on_Ras_Tanura', 'Bamileke_War', 'Baralong_incidents', 'Battle_of_3_Shevat',
+    'Battle_of_Abritus', 'Battle_of_Abu_Hamed', 'Battle_of_Actium', 'Battle_of_Adwa',
+    'Battle_of_Agincourt', 'Battle_of_Berestechko', 'Battle_of_Blenheim', 'Battle_of_Bosworth_Field',
+    'Battle_of_Bouvines', 'Battle_of_Boz_Qandahari', 'Battle_of_Gettysburg', 'Battle_of_Hatvan',
+    'Battle_of_Helsinki', 'Battle_of_Jutland', 'Battle_of_Jutland_(Denmark)', 'Battle_of_Khazir',
+    'Battle_of_Kuruyuki', 'Battle_of_Marathon', 'Battle_of_Okinawa', 'Battle_of_Peleliu',
+    'Battle_of_Pharsalus', 'Battle_of_Poitiers', 'Battle_of_Ponchatoula', 'Battle_of_Pyongyang_(1950)',
+    'Battle_of_Ramillies', 'Battle_of_Stalingrad', 'Battle_of_Vyborg', 'Battle_of_Waterloo',
+    'Battle_of_al-Bab', 'Battle_of_the_Nile', 'Campanian_Ignimbrite_eruption', 'Closings_and_cancellations_following_the_September_11_attacks',
+    'Communication_during_the_September_11_attacks', 'Cyclone_Qendresa', 'Darkley_killings', 'Effects_of_Hurricane_Matthew_in_Haiti',
+    'English_Civil_War', 'Eureka_Rebellion', 'Falklands_War', 'Finnish_Civil_War',
+    'First_Battle_of_El_Alamein', 'First_Italo-Ethiopian_War', 'First_Punic_War', 'French_Revolution',
+    'Glorious_Revolution', 'Granville_rail_disaster', 'Great_Famine_(Ireland)', 'Hurricane_Matthew',
+    'Hurricane_Nicole_(2016)', 'Hurricane_Otto', 'Irish_Civil_War', 'January_2005_Tal_Afar_shootings',
+    'Korean_War', 'Kosovo_War', 'Kuwaiti_oil_fires', 'Laconia_incident',
+    'Lava_Lake_murders', 'Manx_revolt_of_1275', 'Mass_killings_of_landlords_under_Mao_Zedong', 'Massacre_of_Benares',
+    'Memorials_and_services_for_the_September_11_attacks', 'Meteorological_history_of_Hurricane_Matthew', 'Munich_massacre', 'Murder_of_Cooper_Harris',
+    'Murder_of_Elsie_Frost', 'Murder_of_Maria_Ladenburger', 'Murder_of_Pentecostals_in_Slaviansk', 'Murders_of_Rhonda_Johnson_and_Sharon_Shaw',
+    'Nantucket_during_the_American_Revolutionary_War_era', 'November_2016_Israel_fires', 'November_2016_Jakarta_protests', 'October_2016_Sinai_attacks',
+    'October_Revolution', 'Oklahoma_City_bombing', 'Operation_Barbarossa', 'Operation_Enduring_Freedom',
+    'Operation_Grandslam', 'Operation_Niki', 'Operation_Orator', 'Operation_Rock_&_Roll',
+    'Operation_Sea_Lion', 'Ovillers-la-Boisselle_in_World_War_I', 'Peloponnesian_War', 'Pittsburgh_flood_of_1936',
+    'Raid_on_the_Queensland_Government_Printing_Office', 'Rescue_and_recovery_effort_after_the_September_11_attacks_on_the_World_Trade_Center', 'Rovetta_massacre', 'Roxbury_murders',
+    'Russian_Civil_War', 'Russian_Revolution', 'Second_Battle_of_El_Alamein', 'Second_Punic_War',
+    'Shooting_of_Benjamin_Marconi', 'Shooting_of_Keith_Lamont_Scott', 'Shooting_of_Terence_Crutcher', 'Siege_of_Buda_(1849)',
+    'Sino-Indian_War', 'Six-Day_War', 'Stonewall_riots', 'Tainei-ji_incident',
+    'Thames_Torso_Murders', 'Tornadoes_of_2017', 'Trapezuntine_Civil_War', 'Trojan_War',
+    'Tropical_Storm_Aere_(2016)', 'Typhoon_Haima', 'Typhoon_Megi_(2016)', 'Typhoon_Sarika',
+    'U.S._government_response_to_the_September_11_attacks', 'U.S._national_anthem_protests', 'War_of_the_League_of_the_Indies',
+)
+# Kind of a chinapedia article from its title: the first pattern that matches (case-insensitive).
+CHINAPEDIA_KINDS = (
+    ("hazard", r"earthquake|eruption|hurricane|typhoon|cyclone|tropical storm|tornado|flood|drought|wildfire|famine"
+               r"|israel fires"),
+    ("accident", r"crash|derailment|rail disaster|warehouse fire|tribunal"),
+    ("violence", r"shooting|murder|killing|massacre|bombing|attack|raid|riots|protests|cyberattack"),
+    ("war", r"."),
+)
+# Titles that turned out not to be events when the records' format was checked: dealt with the
+# others (so that no other article changes split), then left out.
+CHINAPEDIA_NOT_EVENTS = ("Battle of Jutland (Denmark)",)  # a football rivalry
+CHINAPEDIA_END = FRESHWIKI_END | {"sources", "citations", "footnotes", "works cited", "references and notes"}
+_CAPTION = re.compile(r"[^.!?\]]*\]\]\s*")  # the rest of an image's caption, "..., January 1963]]"
+_EMPHASIS = re.compile(r"(?<!\w)_([^_]+)_(?!\w)")
+_IMAGE_FILE = re.compile(r"\S+\.(?:jpe?g|png|gif|svg|tiff?|webm|ogg|ogv)\b\s*", re.IGNORECASE)  # "Matthew_WV_...gif"
 
 # File names in SW100 that are not the article's title (typos, abbreviations).
 TITLE_FIXES = {
@@ -362,6 +426,58 @@ def wikigen_records(git_dir: str, first_id: int, held: set[str]) -> tuple[list[t
     return rows, docs
 
 
+def chinapedia_text(raw: str) -> tuple[str, str]:
+    """(text, first section) of a chinapedia page: paragraphs are separated by blank lines; a
+    table (indented lines, or a grid of "|") and an image's "thumb|...|caption" go, as do citation markers ("[8]"), the remains of image captions
+    ("..., Lancashire, England, January 1963]]"), image file names ("Matthew_WV_20161004_0745_UTC.gif") and the underscores of emphasis; a heading is a
+    one-line paragraph without a sentence's last mark (kept as its own paragraph), and the text
+    ends at the first of ``CHINAPEDIA_END``'s headings."""
+    paras, lead, in_lead = [], [], True
+    for block in re.split(r"\n\s*\n", raw):
+        lines = [ln for ln in block.split("\n") if ln.strip()]
+        if not lines or any(ln.startswith("  ") for ln in lines) or block.count("|") >= 2:
+            continue  # a table (indented, or a grid of "|"), or an image's "thumb|upright|caption"
+        text = " ".join(_EMPHASIS.sub(r"\1", _IMAGE_FILE.sub("", _CAPTION.sub("", _CITATION.sub("", " ".join(lines))))).split())
+        if not text:
+            continue
+        if text.casefold() in CHINAPEDIA_END:
+            break
+        if paras and len(lines) == 1 and len(text) < 120 and not _SENTENCE_END.search(text):
+            in_lead = False
+        paras.append(text)
+        if in_lead:
+            lead.append(text)
+    return "\n\n".join(paras), "\n\n".join(lead)
+
+
+def chinapedia_records(git_dir: str, first_id: int, held: set[str]) -> tuple[list[tuple], dict[str, list[dict]]]:
+    """The chinapedia event pages as (split.tsv rows, records per split), ids from ``first_id``:
+    whole English Wikipedia articles of the 2019-07-20 dump. Titles already held (HESE's lead
+    sections of the same wars, SW100's Simple English articles) and snapshot pages are left out."""
+    snapshot = snapshot_titles()
+    by_kind: dict[str, list[str]] = {}
+    for name in CHINAPEDIA_FILES:
+        title = name.replace("_", " ")
+        if title.casefold() in held or title in snapshot:
+            continue
+        kind = next(k for k, pat in CHINAPEDIA_KINDS if re.search(pat, title, re.IGNORECASE))
+        by_kind.setdefault(kind, []).append(title)
+    rows, docs, next_id = [], {"dev": [], "test": []}, first_id
+    for kind in sorted(by_kind):
+        titles = sorted(by_kind[kind])
+        for title in titles:
+            path = f"Page/{title.replace(' ', '_')}.md"
+            text, lead = chinapedia_text(git(git_dir, "show", f"{CHINAPEDIA_COMMIT}:{path}"))
+            split = split_of(title, titles)
+            if title in CHINAPEDIA_NOT_EVENTS:  # its id stays unused
+                next_id += 1
+                continue
+            docs[split].append(corpus_record(next_id, title, wiki_url(title), text, lead))
+            rows.append((next_id, split, kind, title, "", f"chinapedia/{path}"))
+            next_id += 1
+    return rows, docs
+
+
 def git(git_dir: str, *args: str) -> str:
     return subprocess.run(["git", f"--git-dir={git_dir}", *args], check=True, capture_output=True, text=True).stdout
 
@@ -421,6 +537,8 @@ def main(argv: list[str]) -> int:
         add(llma_records(argv[5], FIRST_ID + len(rows), {row[3].casefold() for row in rows}))
     if len(argv) > 6:
         add(wikigen_records(argv[6], FIRST_ID + len(rows), {row[3].casefold() for row in rows}))
+    if len(argv) > 7:
+        add(chinapedia_records(argv[7], FIRST_ID + len(rows), {row[3].casefold() for row in rows}))
     OUT.mkdir(parents=True, exist_ok=True)
     for split, items in docs.items():
         with open(OUT / f"{split}.jsonl", "w", encoding="utf-8") as f:

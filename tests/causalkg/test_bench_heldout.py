@@ -19,31 +19,38 @@ PART = ("Exxon Valdez Oil Spill", "Hurricane Katrina", "Mount Tambora")
 
 def test_the_split_is_the_salted_title_hash_stratified_by_domain():
     rows = [r.split("\t") for r in (bh.HELDOUT / "split.tsv").read_text(encoding="utf-8").split("\n")[1:] if r]
-    assert len(rows) == 449
+    assert len(rows) == 581
     sw100 = [r for r in rows if r[5].startswith("SW100/")]
     hese = [r for r in rows if r[5].startswith("HESE/")]
     fresh = [r for r in rows if r[5].startswith("FreshWiki/")]
     llma = [r for r in rows if r[5].startswith("LLM-Attributor/")]
     wikigen = [r for r in rows if r[5].startswith("WikiGenBench/")]
+    chinapedia = [r for r in rows if r[5].startswith("chinapedia/")]
     assert len(sw100) == 60 and len(hese) == 300 and len(fresh) == 25 and len(llma) == 12 and len(wikigen) == 52
+    assert len(chinapedia) == 132
     # each source's ids follow the one before it: adding a source moved nothing
     assert sorted(int(r[0]) for r in sw100) == list(range(2000000001, 2000000061))
     assert sorted(int(r[0]) for r in hese) == list(range(2000000061, 2000000361))
     assert sorted(int(r[0]) for r in fresh) == list(range(2000000361, 2000000386))
     assert sorted(int(r[0]) for r in llma) == list(range(2000000386, 2000000398))
     assert sorted(int(r[0]) for r in wikigen) == list(range(2000000398, 2000000450))
-    assert all(r[4].startswith("Q") for r in hese) and not any(r[4] for r in fresh + llma + wikigen)
+    # one title dealt and then left out (a football rivalry, CHINAPEDIA_NOT_EVENTS): its id is unused
+    assert sorted(int(r[0]) for r in chinapedia) == [i for i in range(2000000450, 2000000583) if i != 2000000535]
+    assert all(r[4].startswith("Q") for r in hese) and not any(r[4] for r in fresh + llma + wikigen + chinapedia)
     by_domain: dict[tuple[str, str], list[list[str]]] = {}
     read_before = [r for r in fresh if r[3] == "2022 Luzon earthquake"]
     assert [r[1] for r in read_before] == ["dev"]  # read before the split was fixed: dev
     for r in rows:
         if r not in read_before:
             by_domain.setdefault((r[5].split("/")[0], r[2]), []).append(r)
+    # the title left out after the dealing took its turn in it (a dev place)
+    by_domain[("chinapedia", "war")].append(["2000000535", "dev", "war", "Battle of Jutland (Denmark)"])
     assert sorted({r[2] for r in sw100}) == ["disaster", "disease", "economics", "geology", "history", "politics"]
     assert sorted({r[2] for r in hese}) == ["battle", "civil-war", "conflict", "crusade", "invasion", "revolution", "war"]
     assert sorted({r[2] for r in fresh}) == ["accident", "attack", "crisis", "election", "hazard"]
     assert sorted({r[2] for r in llma}) == ["hazard", "human"]
     assert sorted({r[2] for r in wikigen}) == ["crisis", "election", "epidemic", "hazard", "violence", "war"]
+    assert sorted({r[2] for r in chinapedia}) == ["accident", "hazard", "violence", "war"]
     assert len({r[3].casefold() for r in rows}) == len(rows)  # no article twice
     for domain, items in by_domain.items():
         order = sorted(items, key=lambda r: hashlib.sha256(f"causalkg-heldout-v1:{r[3]}".encode()).hexdigest())
@@ -52,7 +59,7 @@ def test_the_split_is_the_salted_title_hash_stratified_by_domain():
         ids = {json.loads(x)["id"] for x in bh.select(split)}
         assert ids == {int(r[0]) for r in rows if r[1] == split}
     assert len(bh.select("dev", limit=3, domain="geology")) == 3
-    assert len(bh.select("test", domain="war")) == 81
+    assert len(bh.select("test", domain="war")) == 115
 
 
 def test_the_whole_article_records_are_prose_without_citation_markers():
@@ -60,14 +67,18 @@ def test_the_whole_article_records_are_prose_without_citation_markers():
 
     docs = [json.loads(x) for s in bh.SPLITS for x in bh.select(s)]
     fresh = [d for d in docs if d["id"] > 2000000360]
-    assert len(fresh) == 89  # FreshWiki's 25, LLM-Attributor's 12, WikiGenBench's 52
+    assert len(fresh) == 221  # FreshWiki's 25, LLM-Attributor's 12, WikiGenBench's 52, chinapedia's 132
     for d in fresh:
         paras = d["text"].split("\n\n")
         assert d["url"].startswith("https://en.wikipedia.org/wiki/") and not d["document_concept"]["resolved"]
         assert not re.search(r"\[\d+\]", d["text"]), d["title"]  # citation markers removed
         assert not {"References", "See also", "External links"} & set(paras), d["title"]  # the text ends before them
         assert d["first_section"] and d["text"].startswith(d["first_section"])
-        assert len(d["text"]) > 3_000  # whole articles (HESE lead sections are about 1,400 characters)
+        assert not re.search(r"\]\]|\+-{3}|thumb\|", d["text"]), d["title"]  # no captions' or tables' markup
+    # whole articles: HESE lead sections are about 1,400 characters (one 2019 article is a table
+    # of fires after a 429-character lead, and tables are left out)
+    sizes = sorted(len(d["text"]) for d in fresh)
+    assert sizes[0] > 400 and sizes[len(sizes) // 2] > 10_000
 
 
 @pytest.fixture
