@@ -53,7 +53,8 @@ count. Cues:
   modifier -> head.
 - unstated: the sentence states no relation between the spans: it is navigation text ("For more
   information on those deaths, see ..."), the spans are only listed together ("Injuries and
-  deaths", a heading), or a copula makes the later span a description of the earlier one ("The
+  deaths", a heading; "an ongoing cholera outbreak and a powerful earthquake": two noun phrases
+  of one list), or a copula makes the later span a description of the earlier one ("The
   war was a military and economic disaster", "the invasion ended as a disaster", "the war
   (1628-1631) was a conflict": an aside in brackets is not read), a distance
   ("at a distance of 2,500 km from the epicenter of the earthquake"), or a span is the end of a
@@ -64,7 +65,8 @@ count. Cues:
 - temporal: the only cue between the spans is "after", "following", "before", "during",
   "since", "followed by", "at the time of", "began with" or "coincided with": a sequence or a
   coincidence in time, not a causal claim ("Prospects for reforms faded following the signing of
-  the treaty").
+  the treaty"); also a cause span in a "since" phrase with no verb of its own, before a clause
+  in the present perfect ("Since the invasion, ... the occurrence of violence has been reduced").
 """
 
 from __future__ import annotations
@@ -147,6 +149,22 @@ PART_OF = {"involved", "involves", "involving", "included", "includes", "includi
 # text that points elsewhere ("For more information on those deaths, see ...")
 NAVIGATION = re.compile(r"^\s*(for (more|further) (information|details)|see also\b|main article\b)", re.I)
 # Words opening a concessive clause: what follows them happened all the same, not because of it.
+# "a cholera outbreak and a powerful earthquake": the determiners that open a listed noun phrase,
+# and the words that cannot be its modifiers (they start a clause, or are verbs and pronouns)
+_LIST_DETERMINERS = {"a", "an", "the", "its", "their"}
+_FUNCTION_WORDS = {
+    "as", "because", "with", "while", "but", "when", "where", "which", "who", "whom", "whose", "that", "due", "to",
+    "for", "by", "from", "in", "on", "at", "since", "after", "before", "until", "lest", "so", "then", "thus", "if",
+    "although", "though", "whereas", "than", "also", "not", "no", "was", "were", "is", "are", "be", "been", "had",
+    "has", "have", "did", "do", "does", "it", "they", "he", "she", "we", "i", "you", "there", "this", "these",
+    "those", "many", "some", "all", "both", "each", "other", "into", "over", "under", "through", "during", "per",
+}
+# "Since the invasion, ... have been constructed": the finite verbs that make a "since" clause
+# causal (since = because) and the irregular participles of a present perfect
+_SINCE_VERBS = {"is", "was", "are", "were", "has", "have", "had", "be", "been", "did", "does", "do", "can", "could",
+                "will", "would", "made", "began", "became", "took"}
+_PARTICIPLES = {"grown", "risen", "fallen", "become", "seen", "known", "taken", "made", "built", "given", "shown",
+                "left", "lost", "won", "fought", "brought", "kept", "held", "spread", "begun", "gone", "come"}
 CONCESSIVE = {"despite", "although", "though", "notwithstanding"}
 EFFECT_OPENERS = {"resulting", "ensuing", "subsequent", "consequent", "consequential", "following"}
 # words right before a span that mark it as the cause ("in the aftermath of the accident", "due to
@@ -362,6 +380,9 @@ def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: S
         return "'as a': the later span describes the earlier one"
     if between and all(w in COORDINATION for w in between) and any(w in ("and", "or", "&") for w in between):
         return "the spans are only listed together (" + " ".join(between) + ")"
+    listed = _listed_with_modifiers(between)
+    if listed:
+        return "the spans are only listed together (" + listed + ")"
     # an aside in brackets between the spans ("The war (1628-1631) was a conflict") is not read
     plain = _outside_brackets(between)
     text = " ".join(plain)
@@ -377,6 +398,46 @@ def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: S
                 return None
             return f"'{c}': the later span describes the earlier one"
     return None
+
+
+def _listed_with_modifiers(between: Sequence[str]) -> str | None:
+    """``between`` (no cue in it) joins two noun phrases of one list: "and" or "or" right after the
+    first span, a determiner opening the second noun phrase, and at most two words before the
+    later span that are neither function words nor verb forms ("an ongoing cholera outbreak and a
+    powerful earthquake"). "and the resulting tsunami" is not a list ("resulting" opens an effect),
+    nor are "and caused", "and rarely infects" (no determiner) or "and the first wave came"
+    once a verb stands between."""
+    if not between or between[0] not in ("and", "or", "&"):
+        return None
+    i = 0
+    while i < len(between) and between[i] in COORDINATION:
+        i += 1
+    rest = between[i:]
+    if not rest or len(rest) > 2 or not _LIST_DETERMINERS & set(between[:i]) or rest[0] in EFFECT_OPENERS:
+        return None
+    if any(not w.isalpha() or w.endswith(("ed", "ing")) or w in _FUNCTION_WORDS for w in rest):
+        return None
+    return " ".join(between)
+
+
+def _since_then(before_first: Sequence[str], cause_words: Sequence[str], after_cause: Sequence[str]) -> list[str]:
+    """``["since ... have been"]`` when the cause span is a "since" phrase without a verb of its
+    own and the clause after its comma is in the present perfect: "Since the invasion, hundreds of
+    schools have been constructed ... and violence has been reduced" says what has happened since
+    then, not what the invasion caused. "Since the coverage was so extensive, tourists cancelled"
+    (a verb in the "since" clause: because) is not read here."""
+    words = [w for w in before_first if w not in _SKIP_BEFORE_SPAN]
+    if words[-1:] != ["since"] or "," not in after_cause:
+        return []
+    comma = after_cause.index(",")
+    if any(w in _SINCE_VERBS or w.endswith("ed") for w in [*cause_words, *after_cause[:comma]]):
+        return []
+    main = after_cause[comma + 1:comma + 12]
+    for i, w in enumerate(main[:-1]):
+        nxt = main[i + 1]
+        if w in ("has", "have") and (nxt == "been" or nxt.endswith("ed") or nxt in _PARTICIPLES):
+            return [f"since ... {w} {nxt}"]
+    return []
 
 
 def _outside_brackets(words: Sequence[str]) -> list[str]:
@@ -521,10 +582,15 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
     if not a.reversed and not a.unstated:
         temporal = [w for w in (t[0] for t in between) if w in TEMPORAL] + ([seq] if seq else []) + _phrases_in(
             between_words, TEMPORAL_PHRASES)
+        since = _since_then([t[0] for t in before], cause_words, [t[0] for t in toks if t[1] >= ce]) if cs <= es and not fwd \
+            and not back else []
         if temporal and not fwd and not any(b in ("because", "due to", "owing to", "result of") or b.endswith(" by")
                                             or b.endswith(" from") for b in back):
             a.temporal = True
             a.evidence.append("temporal: only " + ", ".join(dict.fromkeys(temporal)) + " between the spans")
+        elif since:
+            a.temporal = True
+            a.evidence.append("temporal: what has happened " + since[0] + ", not what the cause did")
     return a
 
 

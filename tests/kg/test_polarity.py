@@ -383,3 +383,39 @@ def test_a_span_conceded_after_the_other_is_not_its_effect():
     s = "The water level inside the pressurizer was rising despite the loss of coolant."
     a = run(s, "the loss of coolant", "The water level")
     assert a.unstated and "despite" in a.evidence[0]
+
+
+def test_two_noun_phrases_of_one_list_state_no_relation():
+    # held-out dev (English Wikipedia, "Effects of Hurricane Matthew in Haiti", 2019 text, CC BY-SA)
+    s = ("Haiti, the poorest country in the western hemisphere, was recovering from an ongoing cholera outbreak "
+         "and a powerful earthquake in 2010, and many houses damaged during the earthquake were not rebuilt when "
+         "Matthew struck.")
+    a = run(s, "outbreak", "earthquake")
+    assert a.unstated and "listed together (and a powerful)" in a.evidence[0], a.evidence
+    # a list of two: "and a" and a noun, modifiers or none, in both orders
+    assert run("Minor property damage and a number of sinkholes were reported.", "damage", "sinkholes").unstated
+    # an opener of an effect, a verb, or no determiner: not a list of noun phrases
+    for s, cause, effect in [
+        ("The earthquake and the resulting tsunami affected many countries in Southeast Asia.", "earthquake", "tsunami"),
+        ("The storm flooded the valley and destroyed the bridges.", "The storm", "the bridges"),
+        ("So far it is mostly a bird disease and rarely infects humans.", "disease", "infects"),
+        ("The war and its aftermath caused a famine.", "The war", "a famine"),
+    ]:
+        assert not run(s, cause, effect).unstated, s
+
+
+def test_since_a_noun_phrase_with_a_present_perfect_is_a_time():
+    # held-out dev (English Wikipedia, "Operation Enduring Freedom", 2019 text, CC BY-SA)
+    s = ("Since the invasion, hundreds of schools and mosques have been constructed, millions of dollars in aid "
+         "have been distributed, and the occurrence of violence has been reduced.")
+    a = run(s, "invasion", "violence")
+    assert a.temporal and "since ... have been" in a.evidence[-1], a.evidence
+    # a verb in the "since" clause makes it a reason; a past tense after it is read as before
+    for s, cause, effect in [
+        ("Since the media coverage of the event was so extensive, many tourists have cancelled their trips.",
+         "the media coverage", "many tourists have cancelled their trips"),
+        ("Since the harvest failed, a famine has spread across the region.", "the harvest failed", "a famine"),
+    ]:
+        assert not run(s, cause, effect).temporal, s
+    s = "Since the war, the town has been rebuilt."
+    assert run(s, "the war", "rebuilt").temporal
