@@ -69,6 +69,7 @@ import subprocess
 import sys
 import urllib.parse
 from pathlib import Path
+from typing import Iterable
 
 COMMIT = "6571469254ed7ed0b8978668a252b6a4c94ea7ee"
 DOMAINS = ("disaster", "disease", "economics", "geology", "history", "politics")
@@ -302,31 +303,45 @@ def hese_records(git_dir: str, exclude: set[str]) -> list[dict]:
     return items[:HESE_COUNT]
 
 
+def article_text(paragraphs: Iterable[tuple[str, bool]], end: set[str]) -> tuple[str, str]:
+    """(text, first section) of an article from its (paragraph, is a heading) items: headings
+    stay as their own paragraphs, as the corpus keeps them; the first section is what comes
+    before the first heading; the text ends at the first heading in ``end`` (casefolded)."""
+    paras, lead, in_lead = [], [], True
+    for text, heading in paragraphs:
+        if not text:
+            continue
+        if heading:
+            if text.casefold() in end:
+                break
+            in_lead = False
+        paras.append(text)
+        if in_lead:
+            lead.append(text)
+    return "\n\n".join(paras), "\n\n".join(lead)
+
+
+def _looks_like_heading(text: str) -> bool:
+    """A short paragraph that does not end like a sentence: a section heading."""
+    return len(text) < 120 and not _SENTENCE_END.search(text)
+
+
 def freshwiki_text(raw: str, title: str) -> tuple[str, str]:
     """(text, first section) of a FreshWiki file: its first line is the title, "#" lines are
-    headings (kept as their own paragraphs, as the corpus keeps them), citation markers ("[8]")
-    go, and the text ends at the first of ``FRESHWIKI_END``'s headings."""
+    headings, citation markers ("[8]") go, and the text ends at the first of ``FRESHWIKI_END``'s
+    headings."""
     lines = raw.split("\n")
     if not lines or lines[0].strip().replace("_", " ") != title:
         raise SystemExit(f"error: FreshWiki file of {title!r} starts with {lines[0][:80]!r}, not its title")
-    paras, lead, in_lead = [], [], True
-    for line in lines[1:]:
-        line = line.strip()
-        if not line:
-            continue
-        if line.startswith("#"):
-            heading = line.lstrip("#").strip()
-            if heading.casefold() in FRESHWIKI_END:
-                break
-            in_lead = False
-            paras.append(heading)
-            continue
-        text = " ".join(_CITATION.sub("", line).split())
-        if text:
-            paras.append(text)
-            if in_lead:
-                lead.append(text)
-    return "\n\n".join(paras), "\n\n".join(lead)
+
+    def items():
+        for line in (ln.strip() for ln in lines[1:]):
+            if line.startswith("#"):
+                yield line.lstrip("#").strip(), True
+            elif line:
+                yield " ".join(_CITATION.sub("", line).split()), False
+
+    return article_text(items(), FRESHWIKI_END)
 
 
 def freshwiki_records(git_dir: str, first_id: int) -> tuple[list[tuple], dict[str, list[dict]]]:
@@ -386,21 +401,10 @@ def llma_records(git_dir: str, first_id: int, held: set[str]) -> tuple[list[tupl
 
 def wikigen_text(raw: str) -> tuple[str, str]:
     """(text, first section) of a WikiGenBench article's ``text``: paragraphs are lines, a
-    heading is a line of its own without a sentence's last mark (kept as its own paragraph, as
-    the corpus keeps them), and the text ends at the first of ``FRESHWIKI_END``'s headings."""
-    paras, lead, in_lead = [], [], True
-    for line in raw.split("\n"):
-        text = " ".join(_CITATION.sub("", line).split())
-        if not text:
-            continue
-        if text.casefold() in FRESHWIKI_END:
-            break
-        if paras and len(text) < 120 and not _SENTENCE_END.search(text):
-            in_lead = False
-        paras.append(text)
-        if in_lead:
-            lead.append(text)
-    return "\n\n".join(paras), "\n\n".join(lead)
+    heading is a line of its own that does not end like a sentence (never the first), and the
+    text ends at the first of ``FRESHWIKI_END``'s headings."""
+    texts = [t for t in (" ".join(_CITATION.sub("", line).split()) for line in raw.split("\n")) if t]
+    return article_text(((t, i > 0 and _looks_like_heading(t)) for i, t in enumerate(texts)), FRESHWIKI_END)
 
 
 def wikigen_records(git_dir: str, first_id: int, held: set[str]) -> tuple[list[tuple], dict[str, list[dict]]]:
@@ -428,26 +432,24 @@ def wikigen_records(git_dir: str, first_id: int, held: set[str]) -> tuple[list[t
 
 def chinapedia_text(raw: str) -> tuple[str, str]:
     """(text, first section) of a chinapedia page: paragraphs are separated by blank lines; a
-    table (indented lines, or a grid of "|") and an image's "thumb|...|caption" go, as do citation markers ("[8]"), the remains of image captions
-    ("..., Lancashire, England, January 1963]]"), image file names ("Matthew_WV_20161004_0745_UTC.gif") and the underscores of emphasis; a heading is a
-    one-line paragraph without a sentence's last mark (kept as its own paragraph), and the text
-    ends at the first of ``CHINAPEDIA_END``'s headings."""
-    paras, lead, in_lead = [], [], True
-    for block in re.split(r"\n\s*\n", raw):
-        lines = [ln for ln in block.split("\n") if ln.strip()]
-        if not lines or any(ln.startswith("  ") for ln in lines) or block.count("|") >= 2:
-            continue  # a table (indented, or a grid of "|"), or an image's "thumb|upright|caption"
-        text = " ".join(_EMPHASIS.sub(r"\1", _IMAGE_FILE.sub("", _CAPTION.sub("", _CITATION.sub("", " ".join(lines))))).split())
-        if not text:
-            continue
-        if text.casefold() in CHINAPEDIA_END:
-            break
-        if paras and len(lines) == 1 and len(text) < 120 and not _SENTENCE_END.search(text):
-            in_lead = False
-        paras.append(text)
-        if in_lead:
-            lead.append(text)
-    return "\n\n".join(paras), "\n\n".join(lead)
+    table (indented lines, or a grid of "|") and an image's "thumb|...|caption" go, as do
+    citation markers ("[8]"), the remains of image captions ("..., Lancashire, England, January
+    1963]]"), image file names ("Matthew_WV_20161004_0745_UTC.gif") and the underscores of
+    emphasis; a heading is a one-line paragraph that does not end like a sentence (never the
+    first), and the text ends at the first of ``CHINAPEDIA_END``'s headings."""
+    def items():
+        first = True
+        for block in re.split(r"\n\s*\n", raw):
+            lines = [ln for ln in block.split("\n") if ln.strip()]
+            if not lines or any(ln.startswith("  ") for ln in lines) or block.count("|") >= 2:
+                continue  # a table (indented, or a grid of "|"), or an image's "thumb|upright|caption"
+            text = " ".join(_EMPHASIS.sub(r"\1", _IMAGE_FILE.sub("", _CAPTION.sub("", _CITATION.sub(
+                "", " ".join(lines))))).split())
+            if text:
+                yield text, not first and len(lines) == 1 and _looks_like_heading(text)
+                first = False
+
+    return article_text(items(), CHINAPEDIA_END)
 
 
 def chinapedia_records(git_dir: str, first_id: int, held: set[str]) -> tuple[list[tuple], dict[str, list[dict]]]:
