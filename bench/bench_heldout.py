@@ -7,6 +7,7 @@
     python -m bench heldout --curve               # precision / size over kg.min_confidence on each split
     python -m bench heldout --curve --fit         # also refit the confidence on dev (alone, and with the snapshot)
     python -m bench heldout --own-concepts        # the articles' own concepts added to the vocabulary (<split>-own)
+    python -m bench heldout --ablation            # each family of assertion rules left out of kg.drop in turn
 
 Each split (``snapshots/heldout/{dev,test}.jsonl``, built by ``scripts/build_heldout.py``) goes
 through the default pipeline: ``kg extract --input SPLIT`` then ``kg assemble`` against the
@@ -195,6 +196,50 @@ def build_all(split: str, data: Path | None = None) -> Path:
     return build(split, data / "heldout" / f"{split}-all", cfg=cfg, extractions=extractions)
 
 
+def ablation(splits=SPLITS, data: Path | None = None, snapshot: bool = True, families=None,
+             overrides: dict | None = None, skip_build: bool = False) -> list[dict]:
+    """The ``--ablation`` report: each split (and the snapshot) assembled again from its
+    extractions with one family of assertion rules left out of ``kg.drop`` (the others and the
+    verifier on), and with none dropped, into ``data/heldout/<set>-keep-<family>/``; one row per
+    setting with each set's edges, supported edges and supported share over the judged edges.
+    Unjudged evidence items are written to each folder's ``judge_todo.jsonl`` and counted.
+    ``families``: only these flags are left out one at a time (default: every flag of ``kg.drop``);
+    ``overrides``: other settings for every assembly (``paths.data`` of a test's vocabulary);
+    ``skip_build``: report the KGs already in those folders (after judging their new items)."""
+    from causalkg.core.config import load_config
+    from causalkg.kg.polarity import DEFAULT_DROP
+
+    data = data or REPO / "data"
+    sets = {s: (data / "heldout" / s / "extractions.jsonl", HELDOUT / f"{s}.jsonl",
+                JUDGED / f"heldout-{s}" / "judgements.jsonl") for s in splits}
+    if snapshot:
+        sets["snapshot"] = (data / "kg" / "extractions.jsonl", data / "corpus" / "corpus.jsonl",
+                            JUDGED / "judgements.jsonl")
+    for name, (extractions, _, _) in sets.items():
+        if not extractions.is_file():
+            raise SystemExit(f"error: {extractions} is missing: run `make kg` and `python -m bench heldout` first")
+    settings = [("nothing (the default)", list(DEFAULT_DROP), "default")]
+    settings += [(flag, [f for f in DEFAULT_DROP if f != flag], flag) for flag in (families or DEFAULT_DROP)]
+    settings.append((f"all {len(DEFAULT_DROP)}", [], "all"))
+    rows = []
+    for label, drop, tag in settings:
+        cfg = load_config(search_cwd=False, overrides={**(overrides or {}), "kg.drop": drop})
+        row: dict = {"left out of kg.drop": label}
+        for name, (extractions, corpus, judgements) in sets.items():
+            import causalkg as ck
+
+            work = data / "heldout" / f"{name}-keep-{tag}"
+            if not (skip_build and (work / "kg" / "causal_kg_pairs.jsonl").is_file()):
+                ck.assemble(extractions=extractions, corpus=corpus, out=work / "kg", cfg=cfg)
+            r = figures(name, work / "kg" / "causal_kg_pairs.jsonl", judgements, None, work / "judge_todo.jsonl")
+            row[f"{name} edges"] = r["edges"]
+            row[f"{name} supported"] = r["supported"]
+            row[f"{name} supported %"] = r["supported %"]
+            row[f"{name} unjudged"] = r["unjudged edges"]
+        rows.append(row)
+    return rows
+
+
 def judged_features(pairs: Path, judgements_path: Path) -> list[tuple[dict[str, float], int, int]]:
     """(confidence features, supported, plausible) of every judged edge of the KG at ``pairs``."""
     from causalkg.kg.judged import load
@@ -260,7 +305,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--own-concepts", action="store_true",
                    help="link against the snapshot vocabulary plus the held-out articles' own concepts (<split>-own)")
     p.add_argument("--fit", action="store_true", help="with --curve: refit the confidence on dev and show its curves")
+    p.add_argument("--ablation", action="store_true",
+                   help="each family of assertion rules left out of kg.drop in turn, on each split and the snapshot")
     a = p.parse_args(argv if argv is not None else [])
+    if a.ablation:
+        print(render_table(ablation(tuple(a.split or SPLITS), skip_build=a.skip_build), fmt="text", floatfmt=".1f"))
+        print("\nunjudged items: data/heldout/<set>-keep-<family>/judge_todo.jsonl")
+        return
     if a.curve:
         for name, block in curves(tuple(a.split or SPLITS), a.fit).items():
             print(f"### {name}: {block['weights']}\n")

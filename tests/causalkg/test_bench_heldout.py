@@ -184,3 +184,26 @@ def test_the_supported_share_carries_its_wilson_interval():
     assert bh._interval(14, 22, wilson_interval) == "43-80"
     assert bh._interval(43, 49, wilson_interval) == "76-94"
     assert bh._interval(0, 0, wilson_interval) is None
+
+
+def test_the_rule_ablation_of_a_small_part_of_dev(project):
+    root, _ = project
+    work = root / "data" / "heldout" / "dev"
+    work.mkdir(parents=True)
+    shutil.copy(FIX / "heldout" / "dev-extractions.jsonl", work / "extractions.jsonl")
+    rows = bh.ablation(("dev",), data=root / "data", snapshot=False, families=("unstated", "temporal"),
+                       overrides={"paths.data": str(root / "data")})
+    by = {r["left out of kg.drop"]: r for r in rows}
+    assert list(by) == ["nothing (the default)", "unstated", "temporal", "all 7"]
+    # the default is the KG of the plain build: one edge, supported
+    assert (by["nothing (the default)"]["dev edges"], by["nothing (the default)"]["dev supported"]) == (1, 1)
+    # each setting is its own KG, and its unjudged evidence is listed to judge, never counted
+    for tag in ("default", "unstated", "temporal", "all"):
+        assert (root / "data" / "heldout" / f"dev-keep-{tag}" / "kg" / "causal_kg_pairs.jsonl").is_file()
+    # the three articles' six flagged pairs (2 unstated, 2 temporal, 1 negated, 1 reversed): each setting
+    # drops the others; none of the kept ones links to two concepts of this small vocabulary
+    dropped = {tag: json.loads((root / "data" / "heldout" / f"dev-keep-{tag}" / "kg" / "manifest.json")
+                               .read_text(encoding="utf-8"))["counts"]["link_unasserted_dropped"]
+               for tag in ("default", "unstated", "temporal", "all")}
+    assert dropped == {"default": 6, "unstated": 4, "temporal": 4, "all": 0}
+    assert all(r["dev edges"] == 1 for r in rows)
