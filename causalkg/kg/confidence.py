@@ -11,7 +11,9 @@ it and prints the new ``WEIGHTS``):
 - ``support``: log(1 + distinct sentences);
 - ``structured``: 1 when some mention comes from an infobox field or a Causes/Aftermath list;
 - ``temporal``: the share of mentions whose only cue is a sequence in time (kg/polarity.py);
-- ``lifted``: 1 for a class edge that only exists as a lift of lower edges (no own mention).
+- ``lifted``: 1 for a class edge that only exists as a lift of lower edges (no own mention);
+- ``cue``: 1 when some mention has a causal cue between its spans, or a cause marker before the
+  cause (``kg.polarity.cue_between``; a structured mention counts).
 
 ``confidence = sigmoid(w . features + bias)``. ``kg.min_confidence`` drops the edges below
 it when the KG is written; the README and docs/kg.md show the precision / size curve.
@@ -24,17 +26,18 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from causalkg.kg.mentionstore import MentionSummary
+from causalkg.kg.mentionstore import MentionSummary, mention_has_cue
 
-FEATURES = ("score", "link", "exact", "support", "structured", "temporal", "lifted")
+FEATURES = ("score", "link", "exact", "support", "structured", "temporal", "lifted", "cue")
 
-# Fitted by `python bench/bench_edges.py --fit` on the 46 judged edges of the baseline and
-# current snapshot KGs (link, exact, structured, lifted; score, support and temporal are the
-# priors below); refit after re-judging. L2-regularised logistic regression, standardisation
-# folded into the weights.
+# Fitted by `python bench/bench_edges.py --fit` on the 67 judged edges of the baseline and
+# current snapshot KGs (link, exact, structured, lifted, cue; score, support and temporal are the
+# priors below), then checked on the held-out dev split's judged edges, which the fit does not
+# see (docs/quality.md); refit after re-judging. L2-regularised logistic regression,
+# standardisation folded into the weights.
 WEIGHTS: dict[str, float] = {
-    "bias": -3.1653, "score": 1.0, "link": 2.8295, "exact": 0.6951, "support": 0.5,
-    "structured": 0.6711, "temporal": -0.5, "lifted": 0.666,
+    "bias": -7.4236, "score": 1.0, "link": 5.6961, "exact": 0.6653, "support": 0.5,
+    "structured": 0.887, "temporal": -0.5, "lifted": 0.6492, "cue": 2.0261,
 }
 
 
@@ -54,7 +57,7 @@ def features(edge: Any, by_id: Mapping[str, Any] | None = None) -> dict[str, flo
         s.add(MentionSummary(1, float(m.score), float(min(m.cause.link_score, m.effect.link_score)),
                              m.cause.match == "exact" and m.effect.match == "exact",
                              getattr(m, "source", "sentence") != "sentence",
-                             int(m.assertion is not None and bool(m.assertion.temporal))))
+                             int(m.assertion is not None and bool(m.assertion.temporal)), mention_has_cue(m)))
     return features_from(edge, s, lifted)
 
 
@@ -64,10 +67,10 @@ def features_from(edge: Any, s: MentionSummary, lifted: float) -> dict[str, floa
     if not s.n:
         return {"score": float(edge.score.best), "link": float(edge.link_score.best), "exact": 0.0,
                 "support": math.log1p(edge.support.sentences), "structured": 0.0, "temporal": 0.0,
-                "lifted": lifted}
+                "lifted": lifted, "cue": 0.0}
     return {"score": float(s.score), "link": float(min(s.link, 1.0)), "exact": float(s.exact),
             "support": math.log1p(edge.support.sentences), "structured": float(s.structured),
-            "temporal": s.temporal / s.n, "lifted": lifted}
+            "temporal": s.temporal / s.n, "lifted": lifted, "cue": float(s.cue)}
 
 
 def confidence(feats: Mapping[str, float], weights: Mapping[str, float] | None = None) -> float:
@@ -94,7 +97,7 @@ def score_edges(edges: Sequence[Any], weights: Mapping[str, float] | None = None
 # edge came from one extractor with a constant score; no judged mention is merely temporal;
 # support hardly differs between supported and unsupported edges). They act as fixed offsets.
 PRIORS: dict[str, float] = {"score": 1.0, "support": 0.5, "temporal": -0.5}
-FITTED = ("link", "exact", "structured", "lifted")
+FITTED = ("link", "exact", "structured", "lifted", "cue")
 
 
 def fit(rows: Sequence[Mapping[str, float]], labels: Sequence[int], *, l2: float = 5.0,

@@ -36,7 +36,7 @@ CREATE TABLE m (
     doc TEXT NOT NULL, ss INTEGER NOT NULL, se INTEGER NOT NULL,
     cs INTEGER NOT NULL, ce INTEGER NOT NULL, es INTEGER NOT NULL, ee INTEGER NOT NULL,
     score REAL NOT NULL, link REAL NOT NULL,
-    exact INTEGER NOT NULL, structured INTEGER NOT NULL, temporal INTEGER NOT NULL,
+    exact INTEGER NOT NULL, structured INTEGER NOT NULL, temporal INTEGER NOT NULL, cue INTEGER NOT NULL,
     json TEXT NOT NULL
 );
 CREATE UNIQUE INDEX m_edge ON m (c, e, mid);
@@ -57,6 +57,7 @@ class MentionSummary:
     exact: bool = False
     structured: bool = False
     temporal: int = 0
+    cue: bool = False  # some mention has a causal cue between its spans (a structured one counts)
 
     def add(self, other: "MentionSummary") -> None:
         self.n += other.n
@@ -65,6 +66,18 @@ class MentionSummary:
         self.exact = self.exact or other.exact
         self.structured = self.structured or other.structured
         self.temporal += other.temporal
+        self.cue = self.cue or other.cue
+
+
+def mention_has_cue(m: KGMention) -> bool:
+    """A causal cue ties the mention's spans (``kg.polarity.cue_between``); a mention of a
+    structured source (an infobox field, a Causes list) states its relation by its place."""
+    if getattr(m, "source", "sentence") != "sentence":
+        return True
+    from causalkg.kg.polarity import cue_between
+
+    off = m.sentence.start
+    return cue_between(m.sentence.text, (m.cause.start - off, m.cause.end - off), (m.effect.start - off, m.effect.end - off))
 
 
 class MentionStore:
@@ -97,13 +110,14 @@ class MentionStore:
         """Store ``m`` unless its edge already has a mention of its id; True when stored."""
         cur = self.db.execute(
             "INSERT OR IGNORE INTO m (c, e, mid, doc, ss, se, cs, ce, es, ee, score, link, exact, structured, "
-            "temporal, json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "temporal, cue, json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (m.cause.qid, m.effect.qid, m.mention_id, m.doc_id, m.sentence.start, m.sentence.end,
              m.cause.start, m.cause.end, m.effect.start, m.effect.end, float(m.score),
              float(min(m.cause.link_score, m.effect.link_score)),
              int(m.cause.match == "exact" and m.effect.match == "exact"),
              int(getattr(m, "source", "sentence") != "sentence"),
              int(m.assertion is not None and bool(m.assertion.temporal)),
+             int(mention_has_cue(m)),
              to_json_line(m)))
         if cur.rowcount == 1:
             self.added += 1
@@ -141,11 +155,11 @@ class MentionStore:
         """The confidence features' inputs over the mentions of the edges ``keys``."""
         out = MentionSummary()
         for key in keys:
-            n, score, link, exact, structured, temporal = self.db.execute(
-                "SELECT COUNT(*), MAX(score), MAX(link), MAX(exact), MAX(structured), SUM(temporal) FROM m "
+            n, score, link, exact, structured, temporal, cue = self.db.execute(
+                "SELECT COUNT(*), MAX(score), MAX(link), MAX(exact), MAX(structured), SUM(temporal), MAX(cue) FROM m "
                 "WHERE c = ? AND e = ?", key).fetchone()
             if n:
-                out.add(MentionSummary(n, score, link, bool(exact), bool(structured), int(temporal)))
+                out.add(MentionSummary(n, score, link, bool(exact), bool(structured), int(temporal), bool(cue)))
         return out
 
     def mentions(self, key: Key) -> list[KGMention]:

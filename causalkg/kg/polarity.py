@@ -146,6 +146,11 @@ CHANGE_FROM = CHANGE | {"changed", "change", "changes", "changing", "shifted", "
 # "the war also involved massacres", "included": the later span is a part of the earlier one
 PART_OF = {"involved", "involves", "involving", "included", "includes", "including", "comprised", "comprises",
            "consisted", "consists"}
+# "Outbreak of war", "a short burst of gunfire", "the eruption of the Cuban revolt": a noun naming
+# a phase of what follows its "of" (its start, its first moments, what came after it), not a
+# cause or an effect of it
+PHASE_OF = {"outbreak", "outbreaks", "onset", "outset", "start", "beginning", "burst", "bursts", "eruption",
+            "eruptions", "aftermath"}
 # text that points elsewhere ("For more information on those deaths, see ...")
 NAVIGATION = re.compile(r"^\s*(for (more|further) (information|details)|see also\b|main article\b)", re.I)
 # Words opening a concessive clause: what follows them happened all the same, not because of it.
@@ -166,6 +171,13 @@ _SINCE_VERBS = {"is", "was", "are", "were", "has", "have", "had", "be", "been", 
 _PARTICIPLES = {"grown", "risen", "fallen", "become", "seen", "known", "taken", "made", "built", "given", "shown",
                 "left", "lost", "won", "fought", "brought", "kept", "held", "spread", "begun", "gone", "come"}
 CONCESSIVE = {"despite", "although", "though", "notwithstanding"}
+# "illnesses related to the attacks": words after an effect that tie it to a cause
+_TIED_TO = (("related", "to"), ("linked", "to"), ("connected", "to"), ("tied", "to"))
+# "Weeks after the attack, ...", "In the days after the flood, ...": the words of time that may
+# open a clause before its "after"
+_AFTER_OPENERS = {"shortly", "soon", "immediately", "just", "long", "not", "in", "the", "a", "of", "couple", "few",
+                  "several", "some", "two", "three", "four", "five", "six", "ten", "minutes", "hours", "days", "weeks",
+                  "months", "years", "decades", "moments", "one", "day", "week", "month", "year", "hour"}
 EFFECT_OPENERS = {"resulting", "ensuing", "subsequent", "consequent", "consequential", "following"}
 # words right before a span that mark it as the cause ("in the aftermath of the accident", "due to
 # the fire"); determiners and possessives may stand between the marker and the span
@@ -343,11 +355,11 @@ def _piece_of_a_word(sentence: str, span: tuple[int, int], name: str) -> str | N
 
 
 def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: Sequence[str],
-              before_first: Sequence[str] = ()) -> str | None:
+              before_first: Sequence[str] = (), first_words: Sequence[str] = ()) -> str | None:
     """Why the sentence states no relation between the spans, if it does not: navigation text,
     spans only listed together, the later span describing the earlier one, being a part of it, or
-    the earlier one turning into it (``before_first``: the words right before the first span,
-    determiners left out)."""
+    the earlier one turning into it, or a phase of it (``before_first``: the words right before the
+    first span, determiners left out; ``first_words``: the first span's words)."""
     before_first = [w for w in before_first if w not in _SKIP_BEFORE_SPAN]
     if NAVIGATION.match(sentence):
         return "navigation text"
@@ -373,6 +385,9 @@ def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: S
         return None
     if before_first[-1:] == ["from"] and between[:1] == ["to"]:
         return "a change from one span to the other (from ... to), no cause stated"
+    phase = _phase_of(first_words, between)
+    if phase:
+        return phase
     part = [w for w in between if w in PART_OF]
     if part:
         return f"'{part[0]}': the later span is a part of the earlier one, no cause stated"
@@ -398,6 +413,46 @@ def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: S
                 return None
             return f"'{c}': the later span describes the earlier one"
     return None
+
+
+def _phase_of(first_words: Sequence[str], between: Sequence[str]) -> str | None:
+    """"Outbreak of war", "the eruption of the Cuban revolt": the first span ends in a noun that
+    names a phase of the later span (``PHASE_OF``), joined to it by "of" and at most a determiner
+    and two modifiers. The outbreak of a war is the war beginning, neither its cause nor its
+    effect. ("the deaths of adults in the attacks" is not read here: "deaths" is no phase.)"""
+    if not first_words or first_words[-1] not in PHASE_OF or between[:1] != ["of"]:
+        return None
+    rest = [w for w in between[1:] if w not in _SKIP_BEFORE_SPAN]
+    if len(rest) > 2 or any(not w.isalpha() or w in _FUNCTION_WORDS or w.endswith("ing") for w in rest):
+        return None
+    return f"'{first_words[-1]} of': the first span is a phase of the later one, no cause stated"
+
+
+def _after_then(clause: Sequence[str], between: Sequence[str], after_effect: Sequence[str] = ()) -> str | None:
+    """"After the disaster, the pools were flooded", "Weeks after the attack, the death toll was
+    estimated": the cause span is the object of an "after" that opens the clause (a determiner and
+    at most two modifiers between; ``clause``: the clause's words before the cause span, where only
+    words of time may stand before "after"), and a comma parts it from the effect; with no cue
+    between them, the sentence says what happened after the cause, not what the cause did. A cue in
+    the effect's clause after it ("illnesses related to the attacks") may tie the two, so the rule
+    then does not apply (``after_effect``: the words after the effect span)."""
+    tail = []
+    for w in after_effect:
+        if w in _CLAUSE:
+            break
+        tail.append(w)
+    if _direction_cues(tail)[1] or _phrases_in(tail, _TIED_TO):
+        return None
+    words = list(clause)
+    k = _last_index(words, "after")
+    if k is None or "," not in between:
+        return None
+    mods = [w for w in words[k + 1:] if w not in _SKIP_BEFORE_SPAN]
+    if len(mods) > 2 or any(not w.isalpha() or w in _FUNCTION_WORDS for w in mods):
+        return None
+    if any(not (w.isdigit() or w in _AFTER_OPENERS) for w in words[:k]):
+        return None  # "The bridge collapsed after the flood, ...": "after" inside a clause of its own
+    return "'after ..., ': a sequence in time"
 
 
 def _listed_with_modifiers(between: Sequence[str]) -> str | None:
@@ -573,7 +628,8 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
         a.evidence.append("reversed: effect before cause with forward cue(s) " + ", ".join(fwd))
     if not a.reversed:
         unstated = _piece_of_a_word(sentence, (cs, ce), "cause") or _piece_of_a_word(sentence, (es, ee), "effect") \
-            or _unstated(sentence, between_words, fwd, back, [t[0] for t in before]) \
+            or _unstated(sentence, between_words, fwd, back, [t[0] for t in before],
+                         [t[0] for t in (cause_toks if cs <= es else effect_toks)]) \
             or _change_from_to([t[0] for t in before], between_words,
                                [t[0] for t in toks if t[1] >= max(ce, ee)][:1])
         if unstated:
@@ -591,7 +647,40 @@ def assess(sentence: str, cause: tuple[int, int], effect: tuple[int, int], *, wi
         elif since:
             a.temporal = True
             a.evidence.append("temporal: what has happened " + since[0] + ", not what the cause did")
+        elif cs <= es and not fwd and not back and (after := _after_then(
+                clause, between_words, [t[0] for t in toks if t[1] >= ee])):
+            a.temporal = True
+            a.evidence.append("temporal: " + after)
     return a
+
+
+def cue_between(sentence: str, cause: tuple[int, int], effect: tuple[int, int]) -> bool:
+    """Whether a causal cue ties the two spans: a forward or backward cue word between them ("the
+    earthquake *triggered* a tsunami", "deaths *caused by* the flood"), or a cause marker before
+    the cause span ("*In the wake of* the war, famine spread", "began *in the aftermath of* the
+    internal explosion"; a determiner and two modifiers may stand between). Read by
+    the edge confidence (``kg/confidence.py``): on the judged pairs of the snapshot and dev, a pair
+    with no cue is much less often stated as a cause."""
+    (cs, ce), (es, ee) = cause, effect
+    lo, hi = (ce, es) if cs <= es else (ee, cs)
+    # the first span's last word is read with the words between: "[damaged] by the fire",
+    # "[died] from disease" are a passive and a cause of death
+    first = _tokens(sentence[min(cs, es):lo])[-1:]
+    fwd, back = _direction_cues([t[0] for t in first + _tokens(sentence[lo:hi])]) if hi > lo else ([], [])
+    if fwd or back:
+        return True
+    # "In the wake of the war, ...", "Hostilities began in the aftermath of the internal explosion":
+    # a cause marker before the cause span, a determiner and at most two modifiers between
+    words = [t[0] for t in _clause_tail(_tokens(sentence[:cs]), 8)]
+    for _ in range(3):
+        if _marked_as_cause(words) is not None:
+            return True
+        while words and words[-1] in _SKIP_BEFORE_SPAN:
+            words.pop()
+        if not words or not words[-1].isalpha() or words[-1] in _FUNCTION_WORDS:
+            return False
+        words.pop()
+    return False
 
 
 def assess_in_document(sentence_text: str, sentence_start: int, cause: tuple[int, int], effect: tuple[int, int]) -> Assessment:

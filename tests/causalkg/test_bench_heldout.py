@@ -131,7 +131,7 @@ def test_the_confidence_curve_of_a_small_part_of_dev(project):
                      extractions=FIX / "heldout" / "dev-extractions.jsonl")
     rows = bh.judged_features(pairs, bh.JUDGED / "heldout-dev" / "judgements.jsonl")
     assert [(s, p) for _, s, p in rows] == [(1, 1)]
-    assert set(rows[0][0]) == {"score", "link", "exact", "support", "structured", "temporal", "lifted"}
+    assert set(rows[0][0]) == {"score", "link", "exact", "support", "structured", "temporal", "lifted", "cue"}
     # in use the edge is kept at 0.5; a bias of -10 drops it below every threshold but 0
     kept = {r["min_confidence"]: r["judged edges"] for r in bh.curve(rows)}
     assert kept[0.0] == kept[0.5] == 1

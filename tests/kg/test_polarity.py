@@ -419,3 +419,73 @@ def test_since_a_noun_phrase_with_a_present_perfect_is_a_time():
         assert not run(s, cause, effect).temporal, s
     s = "Since the war, the town has been rebuilt."
     assert run(s, "the war", "rebuilt").temporal
+
+
+def test_a_phase_of_the_later_span_is_no_cause():
+    # a heading and a sentence of the snapshot; held-out dev (English Wikipedia, "January 2005 Tal
+    # Afar shootings", 2019 text, CC BY-SA)
+    for s, cause, effect in [
+        ("Outbreak of war", "war", "Outbreak"),
+        ("The eruption of the Cuban revolt, Weyler's measures, and the popular fury these events whipped up proved "
+         "to be a boon to the newspaper industry in New York City.", "eruption", "revolt"),
+        ("There was an immediate short burst of gunfire which, according to an internal United States military "
+         "report, was aimed at the front tire but photographs suggest approximately seven bullets were fired from "
+         "in front of the vehicle at the left side of the windscreen.", "gunfire", "burst"),
+    ]:
+        a = run(s, cause, effect)
+        assert a.unstated and "a phase of the later one" in a.evidence[-1], (s, a.evidence)
+    # "deaths" is no phase, and a cue after "of" is a statement
+    s = "The deaths of adults in the attacks resulted in over 3,000 children losing a parent."
+    assert not run(s, "the attacks", "The deaths").unstated
+    assert not run("An outbreak of cholera caused by the flooding killed hundreds.", "the flooding", "An outbreak").unstated  # made up
+
+
+def test_what_happened_after_the_cause_is_a_time():
+    # the snapshot corpus (September 11 attacks, Chernobyl disaster)
+    for s, cause, effect in [
+        ("Weeks after the attack, the death toll was estimated to be over 6,000, more than twice the number of "
+         "deaths eventually confirmed.", "the attack", "the death toll"),
+        ("Shortly after the accident, firefighters arrived to try to extinguish the fires.", "accident", "fires"),
+        ("After the larger explosion, a number of employees at the power station went outside to get a clearer "
+         "view of the extent of the damage.", "explosion", "damage"),
+    ]:
+        a = run(s, cause, effect)
+        assert a.temporal and "'after ..., '" in a.evidence[-1], (s, a.evidence)
+    # a cue after the effect ties it to the cause; an "after" inside a clause with its own verb is
+    # not the clause's opening time
+    s = ("Years after the attacks, legal disputes over the costs of illnesses related to the attacks were still in "
+         "the court system.")
+    assert not run(s, "the attacks", "illnesses").temporal
+    s = ("However, an official inquiry by the British government reported that the tape claiming responsibility "
+         "had been edited after the attacks, and that the bombers did not have direct assistance from al-Qaeda.")
+    assert not run(s, "the attacks", "direct assistance").temporal
+    # a cue between the spans is read as before
+    s = "After the earthquake, the resulting tsunami flooded the coast."
+    assert not run(s, "the earthquake", "tsunami").temporal
+
+
+def test_a_cue_between_the_spans_or_a_marker_before_the_cause():
+    from causalkg.kg.polarity import cue_between
+
+    def cue(sentence, cause, effect):
+        return cue_between(sentence, _span(sentence, cause), _span(sentence, effect))
+
+    # a cue word between the spans, in either order, or a marker before the cause (held-out dev:
+    # Simple English Wikipedia "Exxon Valdez Oil Spill", "Arab Spring", English Wikipedia 2019
+    # text; the rest the snapshot corpus)
+    assert cue("The accident caused a massive oil spill: 10.8 million U.S. gallons (9.0 million imp gal/41 million "
+               "L) were spilled into the Prince William Sound.", "accident", "spill")
+    assert cue("The Sarajevo Bezistan and Gazi Husrev Begs complex were severely damaged by the fire as well.",
+               "the fire", "damaged")
+    s = ("In the aftermath of the accident, 237 people suffered from acute radiation sickness (ARS), of whom 31 died "
+         "within the first three months.")
+    assert cue(s, "the accident", "acute radiation sickness")
+    s = ("Hostilities began in the aftermath of the internal explosion of the USS Maine in Havana Harbor in Cuba, "
+         "leading to U.S. intervention in the Cuban War of Independence.")
+    assert cue(s, "explosion", "Hostilities")
+    # no cue: a manner, a source, a place and a time
+    assert not cue("The tribunal passed judgements ranging from acquittal to death by hanging.", "hanging", "death")
+    assert not cue("These attacks were answered with violence from protestors in some cases.", "protestors", "violence")
+    s = ("The tsunami also reached Antarctica, where tidal gauges at Japan's Showa Base recorded oscillations of up "
+         "to a metre, with disturbances lasting a couple of days.")
+    assert not cue(s, "disturbances", "The tsunami")
