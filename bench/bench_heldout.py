@@ -206,6 +206,7 @@ def ablation(splits=SPLITS, data: Path | None = None, snapshot: bool = True, fam
     ``families``: only these flags are left out one at a time (default: every flag of ``kg.drop``);
     ``overrides``: other settings for every assembly (``paths.data`` of a test's vocabulary);
     ``skip_build``: report the KGs already in those folders (after judging their new items)."""
+    import causalkg as ck
     from causalkg.core.config import load_config
     from causalkg.kg.polarity import DEFAULT_DROP
 
@@ -226,8 +227,6 @@ def ablation(splits=SPLITS, data: Path | None = None, snapshot: bool = True, fam
         cfg = load_config(search_cwd=False, overrides={**(overrides or {}), "kg.drop": drop})
         row: dict = {"left out of kg.drop": label}
         for name, (extractions, corpus, judgements) in sets.items():
-            import causalkg as ck
-
             work = data / "heldout" / f"{name}-keep-{tag}"
             if not (skip_build and (work / "kg" / "causal_kg_pairs.jsonl").is_file()):
                 ck.assemble(extractions=extractions, corpus=corpus, out=work / "kg", cfg=cfg)

@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from causalkg.kg.mentionstore import MentionSummary, mention_has_cue
+from causalkg.kg.mentionstore import MentionSummary
 
 FEATURES = ("score", "link", "exact", "support", "structured", "temporal", "lifted", "cue")
 
@@ -54,10 +54,7 @@ def features(edge: Any, by_id: Mapping[str, Any] | None = None) -> dict[str, flo
                 mentions += list(lower.mentions)
     s = MentionSummary()
     for m in mentions:
-        s.add(MentionSummary(1, float(m.score), float(min(m.cause.link_score, m.effect.link_score)),
-                             m.cause.match == "exact" and m.effect.match == "exact",
-                             getattr(m, "source", "sentence") != "sentence",
-                             int(m.assertion is not None and bool(m.assertion.temporal)), mention_has_cue(m)))
+        s.add(MentionSummary.of(m))
     return features_from(edge, s, lifted)
 
 

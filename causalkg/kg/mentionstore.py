@@ -25,6 +25,7 @@ from typing import Iterable, Iterator
 
 from causalkg.core.contracts import KGMention
 from causalkg.core.jsonl import to_json_line
+from causalkg.kg.polarity import cue_between
 
 Key = tuple[str, str]
 Sentence = tuple[str, int, int]
@@ -68,14 +69,20 @@ class MentionSummary:
         self.temporal += other.temporal
         self.cue = self.cue or other.cue
 
+    @classmethod
+    def of(cls, m: KGMention) -> "MentionSummary":
+        """The summary of one mention: what the store keeps of it and the features read."""
+        return cls(1, float(m.score), float(min(m.cause.link_score, m.effect.link_score)),
+                   m.cause.match == "exact" and m.effect.match == "exact",
+                   getattr(m, "source", "sentence") != "sentence",
+                   int(m.assertion is not None and bool(m.assertion.temporal)), mention_has_cue(m))
+
 
 def mention_has_cue(m: KGMention) -> bool:
     """A causal cue ties the mention's spans (``kg.polarity.cue_between``); a mention of a
     structured source (an infobox field, a Causes list) states its relation by its place."""
     if getattr(m, "source", "sentence") != "sentence":
         return True
-    from causalkg.kg.polarity import cue_between
-
     off = m.sentence.start
     return cue_between(m.sentence.text, (m.cause.start - off, m.cause.end - off), (m.effect.start - off, m.effect.end - off))
 
@@ -108,17 +115,13 @@ class MentionStore:
 
     def add(self, m: KGMention) -> bool:
         """Store ``m`` unless its edge already has a mention of its id; True when stored."""
+        s = MentionSummary.of(m)
         cur = self.db.execute(
             "INSERT OR IGNORE INTO m (c, e, mid, doc, ss, se, cs, ce, es, ee, score, link, exact, structured, "
             "temporal, cue, json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (m.cause.qid, m.effect.qid, m.mention_id, m.doc_id, m.sentence.start, m.sentence.end,
-             m.cause.start, m.cause.end, m.effect.start, m.effect.end, float(m.score),
-             float(min(m.cause.link_score, m.effect.link_score)),
-             int(m.cause.match == "exact" and m.effect.match == "exact"),
-             int(getattr(m, "source", "sentence") != "sentence"),
-             int(m.assertion is not None and bool(m.assertion.temporal)),
-             int(mention_has_cue(m)),
-             to_json_line(m)))
+             m.cause.start, m.cause.end, m.effect.start, m.effect.end, s.score, s.link, int(s.exact),
+             int(s.structured), s.temporal, int(s.cue), to_json_line(m)))
         if cur.rowcount == 1:
             self.added += 1
             return True

@@ -415,6 +415,13 @@ def _unstated(sentence: str, between: Sequence[str], fwd: Sequence[str], back: S
     return None
 
 
+def _few_modifiers(words: Sequence[str], not_ending: tuple[str, ...] = ()) -> bool:
+    """At most two words that may modify a noun: letters only, no function word, none ending in
+    ``not_ending`` ("ing", "ed": verb forms)."""
+    return len(words) <= 2 and all(w.isalpha() and w not in _FUNCTION_WORDS and not w.endswith(not_ending)
+                                   for w in words)
+
+
 def _phase_of(first_words: Sequence[str], between: Sequence[str]) -> str | None:
     """"Outbreak of war", "the eruption of the Cuban revolt": the first span ends in a noun that
     names a phase of the later span (``PHASE_OF``), joined to it by "of" and at most a determiner
@@ -422,8 +429,7 @@ def _phase_of(first_words: Sequence[str], between: Sequence[str]) -> str | None:
     effect. ("the deaths of adults in the attacks" is not read here: "deaths" is no phase.)"""
     if not first_words or first_words[-1] not in PHASE_OF or between[:1] != ["of"]:
         return None
-    rest = [w for w in between[1:] if w not in _SKIP_BEFORE_SPAN]
-    if len(rest) > 2 or any(not w.isalpha() or w in _FUNCTION_WORDS or w.endswith("ing") for w in rest):
+    if not _few_modifiers([w for w in between[1:] if w not in _SKIP_BEFORE_SPAN], ("ing",)):
         return None
     return f"'{first_words[-1]} of': the first span is a phase of the later one, no cause stated"
 
@@ -443,14 +449,12 @@ def _after_then(clause: Sequence[str], between: Sequence[str], after_effect: Seq
         tail.append(w)
     if _direction_cues(tail)[1] or _phrases_in(tail, _TIED_TO):
         return None
-    words = list(clause)
-    k = _last_index(words, "after")
+    k = _last_index(clause, "after")
     if k is None or "," not in between:
         return None
-    mods = [w for w in words[k + 1:] if w not in _SKIP_BEFORE_SPAN]
-    if len(mods) > 2 or any(not w.isalpha() or w in _FUNCTION_WORDS for w in mods):
+    if not _few_modifiers([w for w in clause[k + 1:] if w not in _SKIP_BEFORE_SPAN]):
         return None
-    if any(not (w.isdigit() or w in _AFTER_OPENERS) for w in words[:k]):
+    if any(not (w.isdigit() or w in _AFTER_OPENERS) for w in clause[:k]):
         return None  # "The bridge collapsed after the flood, ...": "after" inside a clause of its own
     return "'after ..., ': a sequence in time"
 
@@ -468,9 +472,9 @@ def _listed_with_modifiers(between: Sequence[str]) -> str | None:
     while i < len(between) and between[i] in COORDINATION:
         i += 1
     rest = between[i:]
-    if not rest or len(rest) > 2 or not _LIST_DETERMINERS & set(between[:i]) or rest[0] in EFFECT_OPENERS:
+    if not rest or not _LIST_DETERMINERS & set(between[:i]) or rest[0] in EFFECT_OPENERS:
         return None
-    if any(not w.isalpha() or w.endswith(("ed", "ing")) or w in _FUNCTION_WORDS for w in rest):
+    if not _few_modifiers(rest, ("ed", "ing")):
         return None
     return " ".join(between)
 
@@ -677,7 +681,7 @@ def cue_between(sentence: str, cause: tuple[int, int], effect: tuple[int, int]) 
             return True
         while words and words[-1] in _SKIP_BEFORE_SPAN:
             words.pop()
-        if not words or not words[-1].isalpha() or words[-1] in _FUNCTION_WORDS:
+        if not words or not _few_modifiers(words[-1:]):
             return False
         words.pop()
     return False
